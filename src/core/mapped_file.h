@@ -1,0 +1,34 @@
+// A read-only memory map of a whole file. Weights are read in place from the map and never
+// copied; the kernel pages them in on first touch and may drop them under memory pressure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace ls {
+
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);  // throws ls::Error naming the path
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::string path_;
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Reads a whole (small) file into a string: configs, templates, tokenizer.json.
+std::string read_text_file(const std::string& path);
+
+}  // namespace ls

@@ -1,0 +1,35 @@
+// A non-owning view of a tensor stored in a memory-mapped file: element type, shape (row-major,
+// outermost first, as safetensors and PyTorch write it) and the bytes. Views never own memory;
+// the file that maps the bytes must outlive them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace ls {
+
+struct TensorView {
+  std::string name;  // the name in its file, for error messages
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> shape;
+  const std::uint8_t* data = nullptr;
+
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+  bool empty() const { return data == nullptr; }
+  // For a 2-D weight [rows, cols]: the bytes of one row.
+  std::size_t row_bytes() const { return static_cast<std::size_t>(shape.back()) * dtype_size(dtype); }
+  const std::uint8_t* row(std::int64_t r) const { return data + static_cast<std::size_t>(r) * row_bytes(); }
+};
+
+std::string shape_str(const std::vector<std::int64_t>& shape);  // "[151936, 896]"
+
+}  // namespace ls
