@@ -1,0 +1,96 @@
+// Softmax, log-sum-exp, entropy and ordering helpers over float32 score vectors (double math).
+#include "decode/distribution.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/error.h"
+
+namespace ls::decode {
+
+namespace {
+float max_score(std::span<const float> scores) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (float s : scores) m = std::max(m, s);
+  return m;
+}
+}  // namespace
+
+std::vector<double> softmax(std::span<const float> scores) {
+  std::vector<double> p(scores.size(), 0.0);
+  const float m = max_score(scores);
+  if (m == -std::numeric_limits<float>::infinity()) return p;
+  double total = 0.0;
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    p[i] = std::exp(static_cast<double>(scores[i]) - static_cast<double>(m));
+    total += p[i];
+  }
+  for (double& v : p) v /= total;
+  return p;
+}
+
+double log_sum_exp(std::span<const float> scores) {
+  const float m = max_score(scores);
+  if (m == -std::numeric_limits<float>::infinity()) return -std::numeric_limits<double>::infinity();
+  double total = 0.0;
+  for (float s : scores) total += std::exp(static_cast<double>(s) - static_cast<double>(m));
+  return static_cast<double>(m) + std::log(total);
+}
+
+double entropy(std::span<const float> scores) {
+  const double lse = log_sum_exp(scores);
+  if (!std::isfinite(lse)) return 0.0;
+  double h = 0.0;
+  for (float s : scores) {
+    if (s == -std::numeric_limits<float>::infinity()) continue;
+    const double logp = static_cast<double>(s) - lse;
+    const double p = std::exp(logp);
+    if (p > 0.0) h -= p * logp;
+  }
+  return h;
+}
+
+std::int32_t count_candidates(std::span<const float> scores) {
+  std::int32_t n = 0;
+  for (float s : scores) n += s > -std::numeric_limits<float>::infinity() ? 1 : 0;
+  return n;
+}
+
+void require_sortable(std::span<const float> scores, std::string_view stage) {
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (std::isnan(scores[i]) || scores[i] == std::numeric_limits<float>::infinity()) {
+      fail(
+          "{}: the score of token {} is {}; remove invalid values first "
+          "(--remove-invalid-values, as transformers' InfNanRemoveLogitsProcessor does)",
+          stage, i, scores[i]);
+    }
+  }
+}
+
+std::vector<std::int32_t> ids_by_score_desc(std::span<const float> scores, int limit,
+                                            bool finite_only) {
+  std::vector<std::int32_t> ids;
+  ids.reserve(scores.size());
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (finite_only && !(scores[i] > -std::numeric_limits<float>::infinity())) continue;
+    ids.push_back(static_cast<std::int32_t>(i));
+  }
+  // NaN sorts as -inf so that the order stays a strict weak ordering whatever the input.
+  auto key = [&](std::int32_t i) {
+    return std::isnan(scores[i]) ? -std::numeric_limits<float>::infinity() : scores[i];
+  };
+  auto before = [&](std::int32_t a, std::int32_t b) {
+    const float ka = key(a), kb = key(b);
+    return ka > kb || (ka == kb && a < b);
+  };
+  if (limit >= 0 && static_cast<std::size_t>(limit) < ids.size()) {
+    std::partial_sort(ids.begin(), ids.begin() + limit, ids.end(), before);
+    ids.resize(static_cast<std::size_t>(limit));
+  } else {
+    std::sort(ids.begin(), ids.end(), before);
+  }
+  return ids;
+}
+
+}  // namespace ls::decode

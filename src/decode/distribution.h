@@ -1,0 +1,29 @@
+// Probability helpers shared by the warpers, samplers and the trace. Probabilities are computed in
+// double from float32 scores (max-subtracted softmax), -inf scores get probability 0. Warpers that
+// sort call require_sortable() first: NaN or +inf scores are an error, not undefined behaviour.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace ls::decode {
+
+// softmax(scores) in double; -inf entries get 0. All entries -inf gives all zeros.
+std::vector<double> softmax(std::span<const float> scores);
+// log(sum(exp(scores))) in double; -inf when every score is -inf.
+double log_sum_exp(std::span<const float> scores);
+// Shannon entropy in nats of softmax(scores).
+double entropy(std::span<const float> scores);
+// The number of tokens still in the pool (score > -inf).
+std::int32_t count_candidates(std::span<const float> scores);
+// Throws ls::Error naming `stage` if a score is NaN or +inf (those have no ordering/softmax).
+void require_sortable(std::span<const float> scores, std::string_view stage);
+
+// Token ids ordered by score descending; ties broken by the lower id first. Only tokens with a
+// score > -inf are listed when `finite_only` is set. `limit` < 0 means all.
+std::vector<std::int32_t> ids_by_score_desc(std::span<const float> scores, int limit,
+                                            bool finite_only);
+
+}  // namespace ls::decode

@@ -1,0 +1,104 @@
+// GenerationConfig: every decoding parameter, with transformers' GenerationConfig names and
+// defaults. Values are layered as generate() layers them: defaults, then the model's
+// generation_config.json, then command-line flags; `sources` records where each value came from
+// so the trace can state it. validate() rejects bad values with a message naming the flag or the
+// file field that set them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decode/sequence_bias.h"
+
+namespace ls::decode {
+
+enum class EarlyStopping { no, yes, never };  // transformers: False, True, "never"
+enum class OrderPreset { hf, vllm, llama_cpp };
+enum class DecodeMode { greedy, sample, beam_search, beam_sample };
+
+struct GenerationConfig {
+  // Length.
+  int max_new_tokens = 256;
+  int max_length = 0;  // prompt + generated; used only when max_new_tokens was not given
+  int min_length = 0;  // prompt + generated, as transformers counts it for decoder-only models
+  int min_new_tokens = 0;
+  // Strategy.
+  bool do_sample = false;
+  int num_beams = 1;
+  int num_return_sequences = 1;
+  double length_penalty = 1.0;
+  EarlyStopping early_stopping = EarlyStopping::no;
+  std::optional<std::uint64_t> seed;  // none: the loop draws one and reports it
+  // Warpers (applied only when sampling).
+  double temperature = 1.0;
+  int top_k = 50;
+  double top_p = 1.0;
+  double min_p = 0.0;
+  double typical_p = 1.0;
+  double epsilon_cutoff = 0.0;
+  double eta_cutoff = 0.0;
+  // Processors.
+  double repetition_penalty = 1.0;
+  double presence_penalty = 0.0;
+  double frequency_penalty = 0.0;
+  int no_repeat_ngram_size = 0;
+  std::vector<std::vector<std::int32_t>> bad_words_ids;
+  std::vector<BiasedSequence> sequence_bias;
+  std::map<std::int32_t, double> logit_bias;  // OpenAI style; joins the sequence_bias stage
+  std::vector<std::int32_t> suppress_tokens;
+  bool remove_invalid_values = false;
+  // Special tokens and stop strings.
+  std::vector<std::int32_t> eos_token_id;
+  std::int32_t pad_token_id = -1;
+  std::int32_t bos_token_id = -1;
+  std::vector<std::string> stop_strings;
+  // Stage order: a preset, optionally re-sequenced by `order` (see order.h).
+  OrderPreset order_preset = OrderPreset::hf;
+  std::vector<std::string> order;
+
+  // field name -> "generation_config.json" or "flag"; absent means "default".
+  std::map<std::string, std::string, std::less<>> sources;
+  std::string config_path;  // the generation_config.json that was read, for messages
+
+  std::string source_of(std::string_view field) const;
+  // How to name a field in an error: "--top-p", "<path> field 'top_p'" or "top_p".
+  std::string origin_of(std::string_view field) const;
+};
+
+// One settable parameter: its generation_config.json key, its flag and a help line.
+struct GenerationField {
+  std::string_view name;  // e.g. "top_p"
+  std::string_view flag;  // e.g. "--top-p"
+  std::string_view help;
+  bool repeatable;  // a list flag: each occurrence adds one item
+};
+std::span<const GenerationField> generation_fields();
+
+// Reads generation_config.json values over `config` (unknown keys are ignored, as transformers
+// keeps them as plain attributes). `label` names the file in messages.
+void apply_generation_json(GenerationConfig& config, const nlohmann::json& j,
+                           const std::string& label);
+void load_generation_config(GenerationConfig& config, const std::string& path);
+// Sets one field from a flag's text, e.g. ("top_p", "0.9"); list fields append on repetition.
+void set_from_flag(GenerationConfig& config, std::string_view field, std::string_view value);
+
+// Throws ls::Error for a negative, NaN or out-of-range value, naming its flag or file field.
+void validate(const GenerationConfig& config);
+DecodeMode decode_mode(const GenerationConfig& config);  // temperature 0 means greedy
+std::string to_string(DecodeMode mode);
+std::string to_string(OrderPreset preset);
+// Tokens the sequence may end with (generate's new-token budget given the prompt length).
+int max_new_tokens_for(const GenerationConfig& config, std::size_t prompt_len);
+
+// {"top_k": {"value": 20, "source": "generation_config.json"}, ...} for every field.
+nlohmann::json settings_json(const GenerationConfig& config);
+
+}  // namespace ls::decode

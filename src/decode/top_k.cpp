@@ -1,0 +1,46 @@
+// Top-k truncation with either tie rule (see top_k.h).
+#include "decode/top_k.h"
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "decode/distribution.h"
+
+namespace ls::decode {
+
+TopK::TopK(int k, int min_tokens_to_keep, bool keep_ties)
+    : k_(std::max(k, min_tokens_to_keep)), keep_ties_(keep_ties) {
+  if (k <= 0) fail("top_k must be > 0 for the top_k stage, got {}", k);
+}
+
+void TopK::apply(std::span<float> scores, const TokenHistory& /*history*/) {
+  if (static_cast<std::size_t>(k_) >= scores.size()) return;
+  require_sortable(scores, "top_k");
+  const auto k = static_cast<std::size_t>(k_);
+  if (keep_ties_) {
+    std::vector<float> copy(scores.begin(), scores.end());
+    std::nth_element(copy.begin(), copy.begin() + static_cast<long>(k - 1), copy.end(),
+                     std::greater<float>());
+    const float kth = copy[k - 1];
+    for (float& s : scores) {
+      if (s < kth) s = kFilterValue;
+    }
+    return;
+  }
+  const auto keep = ids_by_score_desc(scores, k_, /*finite_only=*/false);
+  std::vector<char> kept(scores.size(), 0);
+  for (std::int32_t id : keep) kept[id] = 1;
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (!kept[i]) scores[i] = kFilterValue;
+  }
+}
+
+std::string TopK::describe() const {
+  return fmt::format("top_k(k={}, {})", k_, keep_ties_ ? "keep ties" : "exactly k");
+}
+
+}  // namespace ls::decode

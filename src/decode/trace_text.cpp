@@ -1,0 +1,73 @@
+// Text tables for the per-step trace (see trace_text.h).
+#include "decode/trace_text.h"
+
+#include <fmt/format.h>
+
+#include "decode/trace_json.h"
+
+namespace ls::decode {
+
+namespace {
+
+// fmt 9 has no '%' presentation for floats.
+std::string pct(double p, int digits = 1) {
+  return fmt::format("{:.{}f}%", 100.0 * p, digits);
+}
+
+std::string token_label(std::int32_t id, const TokenBytesFn& token_bytes) {
+  if (!token_bytes) return fmt::format("#{}", id);
+  return fmt::format("'{}'#{}", display_token(token_bytes(id)), id);
+}
+
+std::string top_list(const std::vector<TokenScore>& top, const TokenBytesFn& token_bytes) {
+  std::string out;
+  for (const auto& t : top) {
+    if (!out.empty()) out += "  ";
+    out += fmt::format("{} {:.2f} {}", token_label(t.id, token_bytes), t.logit, pct(t.prob));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_step(const StepTrace& s, const TokenBytesFn& token_bytes) {
+  std::string out = fmt::format("── step {} (sequence {}, {})", s.step, s.sequence, s.mode);
+  if (s.draw) out += fmt::format(", draw {:.17g}", *s.draw);
+  out += "\n";
+  if (s.raw_candidates > 0) {
+    out += fmt::format("  {:<44} {:>7} left  H={:.3f}  {}\n", "raw logits", s.raw_candidates,
+                       s.entropy_before, top_list(s.raw_top, token_bytes));
+  }
+  for (const auto& st : s.stages) {
+    std::string removed =
+        st.mass_removed > 0 ? fmt::format("  -{} mass", pct(st.mass_removed, 2)) : std::string();
+    out += fmt::format("  {:<44} {:>7} left  H={:.3f}{}  {}\n", st.description, st.candidates,
+                       st.entropy, removed, top_list(st.top, token_bytes));
+  }
+  if (s.chosen >= 0) {
+    out += fmt::format(
+        "  chosen {} raw rank {}, raw p {} (logprob {:.4f}), final p {} "
+        "(logprob {:.4f})",
+        token_label(s.chosen, token_bytes), s.chosen_raw_rank, s.chosen_raw_prob,
+        s.chosen_raw_logprob, s.chosen_prob, s.chosen_logprob);
+    if (s.runner_up >= 0) {
+      out += fmt::format(", margin {}{} over {}", s.margin_prob >= 0 ? "+" : "",
+                         pct(s.margin_prob, 2), token_label(s.runner_up, token_bytes));
+    }
+    out += fmt::format(
+        "\n  entropy {:.3f} -> {:.3f} nats, truncation removed {} of the raw "
+        "mass, sequence logprob {:.4f}\n",
+        s.entropy_before, s.entropy_after, pct(s.mass_removed, 2), s.sequence_logprob);
+  }
+  for (const auto& b : s.beams) {
+    std::string text;
+    for (std::int32_t id : b.tokens) {
+      text += token_bytes ? display_token(token_bytes(id)) : fmt::format("#{} ", id);
+    }
+    out += fmt::format("  {:<8} from beam {:>2}  score {:>10.4f}  sum logprob {:>10.4f}  \"{}\"\n",
+                       b.status, b.parent, b.score, b.sum_logprob, text);
+  }
+  return out;
+}
+
+}  // namespace ls::decode
