@@ -1,0 +1,310 @@
+"""Reference test for logitscope's decoding stages: generates score vectors (fixed ones with ties,
+-inf, NaN, all-equal values, plus random ones), runs decode_driver on them and compares every
+result with hf_formulas.py, a numpy statement of transformers' formulas.
+
+usage: /usr/bin/python3 check_against_numpy.py PATH/TO/decode_driver"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_formulas as hf  # noqa: E402
+
+F32 = np.float32
+INF = np.inf
+
+
+def enc(v):
+    v = float(v)
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def dec(v):
+    if isinstance(v, str):
+        return {"nan": np.nan, "inf": np.inf, "-inf": -np.inf}[v]
+    return v
+
+
+def f32(values):
+    return np.asarray(values, dtype=F32)
+
+
+rng = np.random.default_rng(20240611)
+FIXED = {
+    "ties": f32([1, 1, 1, 1, 0.5, 0.5, 2, 2]),
+    "neg_inf": f32([3, -INF, 1, 1, -INF, 0.5, 2, -1]),
+    "all_equal": f32(np.zeros(8)),
+    "signed": f32([-2, -1, 0, 1, 2, -0.5, 0.5, 3]),
+    "peaked": f32([8, 1, 0.5, 0.25, 0, -1, -3, -6]),
+}
+RANDOM = {f"random{i}": f32(rng.normal(0, 3, size=int(n))) for i, n in
+          enumerate([8, 16, 50, 50, 200, 1000])}
+RANDOM["random_ties"] = f32(np.round(rng.normal(0, 2, size=64)))  # many exact ties
+RANDOM["random_inf"] = f32(np.where(rng.random(100) < 0.3, -INF, rng.normal(0, 2, size=100)))
+NANS = f32([1, np.nan, INF, -INF, 0, -2, 3, np.nan])
+VECTORS = {**FIXED, **RANDOM}
+
+cases = []
+expected = []
+
+
+def add(case, want):
+    case["name"] = f"{case.get('stage', case['kind'])}#{len(cases)}"
+    cases.append(case)
+    expected.append(want)
+
+
+def stage(name, params, s, want, tokens=(), prompt_len=0):
+    add({"kind": "stage", "stage": name, "params": params, "scores": [enc(x) for x in s],
+         "tokens": [int(t) for t in tokens], "prompt_len": prompt_len}, want)
+
+
+def history(vocab, length):
+    # Small alphabets make repeats and n-gram matches likely.
+    alphabet = rng.choice(vocab, size=min(vocab, 5), replace=False)
+    return [int(t) for t in rng.choice(alphabet, size=length)]
+
+
+# --- processors (no sampling needed) ---
+for vname, s in {**VECTORS, "nans": NANS}.items():
+    v = len(s)
+    for t in (0.5, 0.7, 1.3, 2.0):
+        stage("temperature", {"t": t}, s, hf.temperature(s, t))
+    toks = history(v, 12)
+    for pen in (1.1, 0.8, 2.0):
+        stage("repetition_penalty", {"penalty": pen}, s, hf.repetition_penalty(s, toks, pen), toks, 5)
+    for pen in (0.5, -0.3, 1.5):
+        stage("presence_penalty", {"penalty": pen}, s, hf.presence_penalty(s, toks[5:], pen), toks, 5)
+        stage("frequency_penalty", {"penalty": pen}, s, hf.frequency_penalty(s, toks[5:], pen), toks, 5)
+    stage("suppress_tokens", {"tokens": [0, v - 1, 2]}, s, hf.suppress_tokens(s, [0, v - 1, 2]))
+    stage("remove_invalid_values", {}, s, hf.inf_nan_remove(s))
+
+for vname, s in VECTORS.items():
+    v = len(s)
+    for n in (1, 2, 3, 4):
+        for length in (1, 2, 6, 20):
+            toks = history(v, length)
+            stage("no_repeat_ngram_size", {"n": n}, s, hf.no_repeat_ngram(s, toks, n), toks, 0)
+    toks = history(v, 10)
+    pairs = [([toks[-1], 1], -2.5), ([1], 1.5), ([toks[-2], toks[-1], 3], 4.0), ([5, 6, 7], -1.0),
+             ([toks[-1], 3], 0.75), (toks[-9:] + [2], 2.0), (toks + [4], 3.0), ([0], -0.25)]
+    stage("sequence_bias", {"bias": pairs}, s, hf.sequence_bias(s, toks, pairs), toks, 4)
+    words = [[toks[-1], 2], [3], [v - 1], [toks[-2], toks[-1], 4], [6, 6, 6]]
+    eos = [v - 1]
+    stage("bad_words_ids", {"words": words, "eos": eos}, s, hf.bad_words(s, toks, words, eos), toks, 4)
+    for m in (0, 5, 10, 11, 30):
+        stage("min_length", {"min": m, "eos": [1, 3]}, s, hf.min_length(s, toks, m, [1, 3]), toks, 4)
+        stage("min_new_tokens", {"min": m, "eos": [2]}, s, hf.min_new_tokens(s, toks, 4, m, [2]), toks, 4)
+
+# --- warpers ---
+for vname, s in VECTORS.items():
+    v = len(s)
+    for k in (1, 2, 3, 5, 8, 20, 5000):
+        for keep in (1, 3):
+            stage("top_k", {"k": k, "min_keep": keep}, s, hf.top_k(s, k, keep, True))
+            stage("top_k", {"k": k, "min_keep": keep, "keep_ties": False}, s, hf.top_k(s, k, keep, False))
+    for p in (0.0, 0.1, 0.25, 0.5, 0.75, 0.8, 0.9, 0.95, 1.0):
+        for keep in (1, 2):
+            stage("top_p", {"p": p, "min_keep": keep}, s, hf.top_p(s, p, keep))
+            stage("top_p", {"p": p, "min_keep": keep, "rule": "llama.cpp"}, s, hf.top_p_llama(s, p, keep))
+    for p in (0.0, 0.05, 0.1, 0.5, 1.0):
+        for keep in (1, 2):
+            stage("min_p", {"p": p, "min_keep": keep}, s, hf.min_p(s, p, keep))
+    for mass in (0.2, 0.5, 0.9, 0.99):
+        for keep in (1, 2):
+            stage("typical_p", {"mass": mass, "min_keep": keep}, s, hf.typical_p(s, mass, keep))
+    for eps in (1e-4, 0.01, 0.1, 0.3):
+        stage("epsilon_cutoff", {"epsilon": eps}, s, hf.epsilon_cutoff(s, eps))
+        stage("eta_cutoff", {"eta": eps}, s, hf.eta_cutoff(s, eps))
+        stage("epsilon_cutoff", {"epsilon": eps, "min_keep": 3}, s, hf.epsilon_cutoff(s, eps, 3))
+
+# --- invalid parameters must be errors naming the stage ---
+for name, params in [("temperature", {"t": -1.0}), ("temperature", {"t": 0.0}),
+                     ("top_p", {"p": 1.5}), ("top_p", {"p": -0.1}), ("top_k", {"k": 0}),
+                     ("min_p", {"p": 2.0}), ("typical_p", {"mass": 0.0}),
+                     ("repetition_penalty", {"penalty": 0.0}), ("epsilon_cutoff", {"epsilon": 1.0})]:
+    stage(name, params, FIXED["ties"], ("error", name))
+# A warper given NaN must refuse instead of sorting garbage.
+stage("top_p", {"p": 0.9}, NANS, ("error", "top_p"))
+
+# --- chains: presets, --order, and the processor-order experiment ---
+PRESETS = {
+    "hf": ["sequence_bias", "repetition_penalty", "presence_penalty", "frequency_penalty",
+           "no_repeat_ngram_size", "bad_words_ids", "min_length", "min_new_tokens",
+           "remove_invalid_values", "suppress_tokens", "temperature", "top_k", "top_p", "min_p",
+           "typical_p", "epsilon_cutoff", "eta_cutoff"],
+    # vLLM: penalties, then temperature, min-p, top-k/top-p
+    "vllm": ["bad_words_ids", "min_length", "min_new_tokens", "sequence_bias", "repetition_penalty",
+             "frequency_penalty", "presence_penalty", "no_repeat_ngram_size", "suppress_tokens",
+             "remove_invalid_values", "temperature", "min_p", "top_k", "top_p", "typical_p",
+             "epsilon_cutoff", "eta_cutoff"],
+    # llama.cpp: penalties, top-k, typical, top-p, min-p, temperature last
+    "llama.cpp": ["sequence_bias", "bad_words_ids", "min_length", "min_new_tokens",
+                  "suppress_tokens", "repetition_penalty", "frequency_penalty", "presence_penalty",
+                  "no_repeat_ngram_size", "remove_invalid_values", "top_k", "typical_p", "top_p",
+                  "min_p", "epsilon_cutoff", "eta_cutoff", "temperature"],
+}
+
+
+def ref_chain(s, cfg, toks, prompt_len):
+    preset = cfg.get("order_preset", "hf")
+    order = list(PRESETS[preset])
+    if cfg.get("order"):
+        wanted = cfg["order"]
+        it = iter(wanted)
+        order = [next(it) if name in wanted else name for name in order]
+    llama = preset == "llama.cpp"
+    gen = toks[prompt_len:]
+    applied = []
+    for name in order:
+        if name == "repetition_penalty" and cfg.get("repetition_penalty", 1.0) != 1.0:
+            s = hf.repetition_penalty(s, toks, cfg["repetition_penalty"])
+        elif name == "presence_penalty" and cfg.get("presence_penalty", 0.0) != 0.0:
+            s = hf.presence_penalty(s, gen, cfg["presence_penalty"])
+        elif name == "frequency_penalty" and cfg.get("frequency_penalty", 0.0) != 0.0:
+            s = hf.frequency_penalty(s, gen, cfg["frequency_penalty"])
+        elif name == "temperature" and cfg.get("temperature", 1.0) != 1.0:
+            s = hf.temperature(s, cfg["temperature"])
+        elif name == "top_k" and cfg.get("top_k", 50) != 0:
+            s = hf.top_k(s, cfg.get("top_k", 50), 1, not llama)
+        elif name == "top_p" and cfg.get("top_p", 1.0) < 1.0:
+            s = hf.top_p_llama(s, cfg["top_p"]) if llama else hf.top_p(s, cfg["top_p"])
+        elif name == "min_p" and cfg.get("min_p", 0.0) > 0:
+            s = hf.min_p(s, cfg["min_p"])
+        elif name == "typical_p" and cfg.get("typical_p", 1.0) < 1.0:
+            s = hf.typical_p(s, cfg["typical_p"])
+        else:
+            continue
+        applied.append(name)
+    return s, applied
+
+
+def chain(cfg, s, toks=(), prompt_len=0):
+    want, applied = ref_chain(s, cfg, list(toks), prompt_len)
+    add({"kind": "chain", "config": cfg, "scores": [enc(x) for x in s], "tokens": list(toks),
+         "prompt_len": prompt_len}, ("chain", want, applied))
+    return want
+
+
+crafted = f32([3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0, -1.0])
+experiment = {"do_sample": True, "temperature": 2.0, "top_k": 5, "top_p": 0.8}
+pool_a = chain(dict(experiment), crafted)
+pool_b = chain(dict(experiment, order=["top_k", "top_p", "temperature"]), crafted)
+n_a = int(np.sum(pool_a > -INF))
+n_b = int(np.sum(pool_b > -INF))
+order_experiment = (n_a, n_b)
+
+for preset in ("hf", "vllm", "llama.cpp"):
+    for vname in ("ties", "random2", "random4", "random_ties"):
+        s = VECTORS[vname]
+        toks = history(len(s), 12)
+        cfg = {"do_sample": True, "order_preset": preset, "repetition_penalty": 1.3,
+               "presence_penalty": 0.4, "frequency_penalty": 0.2, "temperature": 0.7,
+               "top_k": 3, "top_p": 0.9, "min_p": 0.05}
+        chain(cfg, s, toks, 5)
+        chain(dict(cfg, order=["min_p", "temperature", "top_k"]), s, toks, 5)
+
+# --- sampling rule, greedy, generator, scoring ---
+for vname, s in VECTORS.items():
+    draws = [0.0, 0.25, 0.5, 0.999999999] + list(rng.random(20))
+    add({"kind": "sample", "scores": [enc(x) for x in s], "draws": draws},
+        ("sample", [hf.sample_inverse_cdf(s, d) for d in draws], int(np.argmax(s))))
+
+assert hf.splitmix64(0)[1] == 0xE220A8397B1DCDAF, "oracle self-check: splitmix64(0)"
+for seed in (0, 1, 42, 2**64 - 1):
+    a, b = hf.Xoshiro256StarStar(seed), hf.Xoshiro256StarStar(seed)
+    add({"kind": "rng", "seed": seed, "n": 16},
+        ("rng", [a.next() for _ in range(16)], [b.uniform() for _ in range(16)]))
+
+for trial in range(5):
+    vocab, prompt, cont = 60, [1, 2, 3][: trial % 3 + 1], [int(x) for x in rng.integers(0, 60, 6)]
+    rows = rng.normal(0, 2.5, size=(len(prompt) + len(cont), vocab)).astype(F32)
+    lps = [float(hf.log_softmax(rows[len(prompt) - 1 + i])[t]) for i, t in enumerate(cont)]
+    ranks = [int(1 + np.sum(rows[len(prompt) - 1 + i] > rows[len(prompt) - 1 + i][t])) for i, t in enumerate(cont)]
+    add({"kind": "score", "rows": [[enc(x) for x in r] for r in rows], "prompt": prompt,
+         "continuation": cont}, ("score", lps, ranks))
+
+
+# --- run the driver and compare ---
+def same_scores(got, want):
+    got = np.array([dec(x) for x in got], dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return f"shape {got.shape} vs {want.shape}"
+    for label, g, w in (("nan", np.isnan(got), np.isnan(want)),
+                        ("-inf", got == -INF, want == -INF), ("+inf", got == INF, want == INF)):
+        if not np.array_equal(g, w):
+            return f"{label} positions differ: got {np.nonzero(g)[0]}, want {np.nonzero(w)[0]}"
+    finite = np.isfinite(want)
+    if not np.allclose(got[finite], want[finite], rtol=2e-7, atol=1e-6):
+        i = np.argmax(np.abs(got[finite] - want[finite]))
+        return f"value mismatch: got {got[finite][i]!r}, want {want[finite][i]!r}"
+    return None
+
+
+def main():
+    driver = sys.argv[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        cin, cout = os.path.join(tmp, "cases.json"), os.path.join(tmp, "results.json")
+        with open(cin, "w") as f:
+            json.dump({"cases": cases}, f)
+        subprocess.run([driver, cin, cout], check=True)
+        with open(cout) as f:
+            results = json.load(f)["results"]
+    assert len(results) == len(cases), (len(results), len(cases))
+    failures, per_stage = [], {}
+    for case, want, got in zip(cases, expected, results):
+        key = case.get("stage", case["kind"])
+        per_stage[key] = per_stage.get(key, 0) + 1
+        problem = None
+        if isinstance(want, tuple) and want[0] == "error":
+            if "error" not in got:
+                problem = "expected an error, got a result"
+            elif want[1] not in got["error"]:
+                problem = f"error does not name {want[1]}: {got['error']}"
+        elif "error" in got:
+            problem = "unexpected error: " + got["error"]
+        elif case["kind"] == "stage":
+            problem = same_scores(got["scores"], want)
+        elif case["kind"] == "chain":
+            problem = same_scores(got["scores"], want[1])
+            if not problem and got["stages"] != want[2]:
+                problem = f"stages {got['stages']} vs {want[2]}"
+        elif case["kind"] == "sample":
+            if got["tokens"] != want[1] or got["greedy"] != want[2]:
+                problem = f"tokens {got['tokens']} / {got['greedy']} vs {want[1]} / {want[2]}"
+        elif case["kind"] == "rng":
+            if got["u64"] != want[1] or got["uniform"] != want[2]:
+                problem = f"rng {got['u64'][:3]}... vs {want[1][:3]}..."
+        elif case["kind"] == "score":
+            if not np.allclose(got["logprobs"], want[1], rtol=1e-9, atol=1e-9) or got["ranks"] != want[2]:
+                problem = f"score {got['logprobs']} / {got['ranks']} vs {want[1]} / {want[2]}"
+            elif abs(got["perplexity"] - np.exp(-np.mean(want[1]))) > 1e-9 * got["perplexity"]:
+                problem = "perplexity"
+        if problem:
+            failures.append(f"{case['name']} ({json.dumps(case.get('params', case.get('config', {})))}): {problem}")
+    print(f"{len(cases)} cases against numpy: " + ", ".join(f"{k} {v}" for k, v in sorted(per_stage.items())))
+    n_a, n_b = order_experiment
+    print(f"order experiment: temperature->top_k->top_p keeps {n_a} tokens, "
+          f"top_k->top_p->temperature keeps {n_b}")
+    if n_a == n_b:
+        failures.append("order experiment: the two orders gave the same pool size")
+    for f in failures[:30]:
+        print("FAIL", f)
+    if failures:
+        print(f"{len(failures)} failures")
+        return 1
+    print("all match")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
