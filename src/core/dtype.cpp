@@ -7,18 +7,24 @@ namespace ls {
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::F32: return "F32";
-    case DType::F16: return "F16";
-    case DType::BF16: return "BF16";
+    case DType::F32:
+      return "F32";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
   }
   return "?";
 }
 
 std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::F32: return 4;
-    case DType::F16: return 2;
-    case DType::BF16: return 2;
+    case DType::F32:
+      return 4;
+    case DType::F16:
+      return 2;
+    case DType::BF16:
+      return 2;
   }
   return 0;
 }
@@ -42,14 +48,14 @@ std::uint16_t f32_to_f16(float f) {
   const std::uint32_t u = std::bit_cast<std::uint32_t>(f);
   const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
   const std::uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return sign | 0x7e00u;              // NaN
-  if (a >= 0x477ff000u) return sign | 0x7c00u;             // rounds to >= 65520: inf
-  if (a < 0x38800000u) {                                    // below 2^-14: subnormal or zero
-    const float v = std::bit_cast<float>(a) * 0x1p24f;      // exact scaling into [0, 1024)
+  if (a > 0x7f800000u) return sign | 0x7e00u;                      // NaN
+  if (a >= 0x477ff000u) return sign | 0x7c00u;                     // rounds to >= 65520: inf
+  if (a < 0x38800000u) {                                           // below 2^-14: subnormal or zero
+    const float v = std::bit_cast<float>(a) * 0x1p24f;             // exact scaling into [0, 1024)
     const auto m = static_cast<std::uint32_t>(std::nearbyint(v));  // default mode: ties to even
     return static_cast<std::uint16_t>(sign | m);
   }
-  std::uint32_t r = a + 0xfffu + ((a >> 13) & 1u);          // round mantissa to 10 bits
+  std::uint32_t r = a + 0xfffu + ((a >> 13) & 1u);  // round mantissa to 10 bits
   return static_cast<std::uint16_t>(sign | (((r >> 13) - (112u << 10)) & 0x7fffu));
 }
 

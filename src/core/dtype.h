@@ -15,7 +15,9 @@ enum class DType : std::uint8_t { F32, F16, BF16 };
 std::string_view dtype_name(DType t);  // "F32", "F16", "BF16" (safetensors spelling)
 std::size_t dtype_size(DType t);       // bytes per element
 
-inline float bf16_to_f32(std::uint16_t h) { return std::bit_cast<float>(std::uint32_t{h} << 16); }
+inline float bf16_to_f32(std::uint16_t h) {
+  return std::bit_cast<float>(std::uint32_t{h} << 16);
+}
 
 inline std::uint16_t f32_to_bf16(float f) {
   std::uint32_t u = std::bit_cast<std::uint32_t>(f);

@@ -19,7 +19,8 @@ void write_npy_f32(const std::string& path, std::span<const float> data,
   for (auto d : shape) dims += fmt::format("{}, ", d);
   if (shape.size() > 1) dims.resize(dims.size() - 1);  // "(3,)" for 1-D, "(2, 3)" otherwise
   if (shape.size() > 1) dims.pop_back();
-  std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}), }}", dims);
+  std::string header =
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}), }}", dims);
   const std::size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header.push_back('\n');
@@ -30,7 +31,8 @@ void write_npy_f32(const std::string& path, std::span<const float> data,
   const char len_le[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
   out.write(len_le, 2);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size_bytes()));
+  out.write(reinterpret_cast<const char*>(data.data()),
+            static_cast<std::streamsize>(data.size_bytes()));
   if (!out) fail("{}: write failed", path);
 }
 

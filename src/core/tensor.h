@@ -26,8 +26,12 @@ struct TensorView {
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
   bool empty() const { return data == nullptr; }
   // For a 2-D weight [rows, cols]: the bytes of one row.
-  std::size_t row_bytes() const { return static_cast<std::size_t>(shape.back()) * dtype_size(dtype); }
-  const std::uint8_t* row(std::int64_t r) const { return data + static_cast<std::size_t>(r) * row_bytes(); }
+  std::size_t row_bytes() const {
+    return static_cast<std::size_t>(shape.back()) * dtype_size(dtype);
+  }
+  const std::uint8_t* row(std::int64_t r) const {
+    return data + static_cast<std::size_t>(r) * row_bytes();
+  }
 };
 
 std::string shape_str(const std::vector<std::int64_t>& shape);  // "[151936, 896]"

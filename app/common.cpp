@@ -1,0 +1,82 @@
+// Shared option handling and formatting for the subcommands.
+#include "app/common.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "core/error.h"
+
+namespace ls::app {
+
+void add_model_options(CLI::App& cmd, ModelOptions& o) {
+  cmd.add_option("-m,--model", o.model, "Model: a Hugging Face model directory")->required();
+  cmd.add_option("--threads", o.threads, "Worker threads (0 = one per hardware thread)")
+      ->check(CLI::Range(0, 1024));
+}
+
+std::vector<std::int32_t> parse_token_list(const std::string& text, const char* flag) {
+  std::vector<std::int32_t> ids;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
+    if (i >= text.size()) break;
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(text.data() + i, text.data() + text.size(), v);
+    if (ec != std::errc() || v < 0 || v > INT32_MAX)
+      fail("{} must be a comma-separated list of non-negative token ids, got '{}'", flag, text);
+    ids.push_back(static_cast<std::int32_t>(v));
+    i = static_cast<std::size_t>(p - text.data());
+    if (i < text.size() && text[i] != ',' && text[i] != ' ')
+      fail("{} must be a comma-separated list of non-negative token ids, got '{}'", flag, text);
+  }
+  if (ids.empty()) fail("{} is empty: give at least one token id", flag);
+  return ids;
+}
+
+std::string printable(const std::string& s) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\n') {
+      out += "\\n";
+      ++i;
+      continue;
+    }
+    if (c == '\t') {
+      out += "\\t";
+      ++i;
+      continue;
+    }
+    if (c == '\r') {
+      out += "\\r";
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02X}", c);
+      ++i;
+      continue;
+    }
+    // Length of a valid UTF-8 sequence starting here, or 0.
+    std::size_t len = c < 0x80         ? 1
+                      : (c >> 5) == 6  ? 2
+                      : (c >> 4) == 14 ? 3
+                      : (c >> 3) == 30 ? 4
+                                       : 0;
+    if (len == 0 || i + len > s.size()) len = 0;
+    for (std::size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) len = 0;
+    if (len == 0) {
+      out += fmt::format("\\x{:02X}", c);
+      ++i;
+      continue;
+    }
+    out.append(s, i, len);
+    i += len;
+  }
+  return out;
+}
+
+}  // namespace ls::app

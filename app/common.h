@@ -1,0 +1,27 @@
+// Pieces shared by the subcommands: the options every model command takes (--model,
+// --threads), parsing of --tokens lists, and formatting helpers for tables.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace ls::app {
+
+struct ModelOptions {
+  std::string model;  // a Hugging Face model directory
+  int threads = 0;    // 0: all hardware threads
+};
+
+void add_model_options(CLI::App& cmd, ModelOptions& o);
+
+// "1,2, 3" -> {1, 2, 3}; throws naming --tokens on anything else.
+std::vector<std::int32_t> parse_token_list(const std::string& text, const char* flag = "--tokens");
+
+// A token's text made safe for a one-line table cell: control characters and invalid UTF-8
+// bytes escaped (\n, \t, \xE4), everything else as is.
+std::string printable(const std::string& bytes);
+
+}  // namespace ls::app

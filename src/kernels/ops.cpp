@@ -1,0 +1,80 @@
+// Plain-loop implementations of the small transformer ops (see ops.h for the formulas).
+#include "kernels/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/dot.h"
+
+namespace ls::kernels {
+
+void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* out) {
+  double ss = 0;
+  for (std::size_t i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
+  const auto inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
+  for (std::size_t i = 0; i < n; ++i) out[i] = x[i] * inv * w[i];
+}
+
+void rope_angles(std::size_t pos, std::size_t head_dim, double theta, float* cos_out,
+                 float* sin_out) {
+  const std::size_t half = head_dim / 2;
+  for (std::size_t i = 0; i < half; ++i) {
+    const double inv_freq =
+        std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+    const double angle = static_cast<double>(pos) * inv_freq;
+    cos_out[i] = static_cast<float>(std::cos(angle));
+    sin_out[i] = static_cast<float>(std::sin(angle));
+  }
+}
+
+void rope_neox(float* x, std::size_t n_heads, std::size_t head_dim, const float* cos,
+               const float* sin) {
+  const std::size_t half = head_dim / 2;
+  for (std::size_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (std::size_t i = 0; i < half; ++i) {
+      const float x1 = v[i], x2 = v[i + half];
+      v[i] = x1 * cos[i] - x2 * sin[i];
+      v[i + half] = x2 * cos[i] + x1 * sin[i];
+    }
+  }
+}
+
+void softmax(std::span<float> x) {
+  if (x.empty()) return;
+  const float mx = *std::max_element(x.begin(), x.end());
+  if (mx == -std::numeric_limits<float>::infinity()) {  // nothing allowed: uniform would lie
+    std::fill(x.begin(), x.end(), 0.0f);
+    return;
+  }
+  double sum = 0;
+  for (float& v : x) {
+    v = std::exp(v - mx);
+    sum += v;
+  }
+  const auto inv = static_cast<float>(1.0 / sum);
+  for (float& v : x) v *= inv;
+}
+
+void silu_mul(const float* gate, const float* up, std::size_t n, float* out) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+void attend(const float* q, const float* k_cache, const float* v_cache, std::size_t n_ctx,
+            std::size_t kv_stride, std::size_t head_dim, float scale, float* scratch, float* out) {
+  for (std::size_t p = 0; p < n_ctx; ++p)
+    scratch[p] = dot_f32(k_cache + p * kv_stride, q, head_dim) * scale;
+  softmax({scratch, n_ctx});
+  std::fill(out, out + head_dim, 0.0f);
+  for (std::size_t p = 0; p < n_ctx; ++p) {
+    const float a = scratch[p];
+    const float* v = v_cache + p * kv_stride;
+    for (std::size_t i = 0; i < head_dim; ++i) out[i] += a * v[i];
+  }
+}
+
+}  // namespace ls::kernels

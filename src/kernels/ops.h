@@ -1,0 +1,37 @@
+// The element-wise and small reductions of a transformer layer, over plain float32 arrays:
+// RMSNorm, rotary position embedding (NeoX rotate-half layout), softmax, SiLU-and-multiply and
+// attention of one query head over a KV cache. Written as the reference formulas in plain
+// loops; the compiler vectorizes them and they are a small share of the time (matmul dominates).
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace ls::kernels {
+
+// out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]  (the sum of squares in double)
+void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* out);
+
+// Angles for one position: cos/sin[i] of pos * theta^(-2i/head_dim), i < head_dim/2,
+// computed in double and rounded once.
+void rope_angles(std::size_t pos, std::size_t head_dim, double theta, float* cos_out,
+                 float* sin_out);
+
+// Rotates each of n_heads vectors of head_dim in place: x1' = x1 cos - x2 sin,
+// x2' = x2 cos + x1 sin, with x1 the first half and x2 the second half (rotate_half).
+void rope_neox(float* x, std::size_t n_heads, std::size_t head_dim, const float* cos,
+               const float* sin);
+
+// In place: x = exp(x - max) / sum. -inf entries get probability 0.
+void softmax(std::span<float> x);
+
+// out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g))
+void silu_mul(const float* gate, const float* up, std::size_t n, float* out);
+
+// One query head attending over positions [0, n_ctx) of a cache laid out
+// [position][kv_head][head_dim] (row stride kv_stride floats): out = softmax(q.K^T * scale) V.
+// scratch holds n_ctx floats.
+void attend(const float* q, const float* k_cache, const float* v_cache, std::size_t n_ctx,
+            std::size_t kv_stride, std::size_t head_dim, float scale, float* scratch, float* out);
+
+}  // namespace ls::kernels

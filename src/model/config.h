@@ -1,0 +1,37 @@
+// ModelConfig: every hyper-parameter the forward pass needs, parsed and validated in one
+// function from Hugging Face config.json keys (the GGUF loader maps its metadata onto the same
+// keys and calls the same function), so both formats obey the same rules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace ls {
+
+struct ModelConfig {
+  std::string model_type;        // "qwen2"
+  std::int64_t hidden_size = 0;  // d_model, e.g. 896
+  std::int64_t intermediate_size = 0;
+  std::int64_t num_hidden_layers = 0;
+  std::int64_t num_attention_heads = 0;
+  std::int64_t num_key_value_heads = 0;
+  std::int64_t head_dim = 0;  // hidden_size / num_attention_heads
+  std::int64_t vocab_size = 0;
+  std::int64_t max_position_embeddings = 0;
+  double rms_norm_eps = 0;
+  double rope_theta = 0;
+  bool tie_word_embeddings = false;
+  std::int64_t bos_token_id = -1;  // -1: none given
+  std::int64_t eos_token_id = -1;
+
+  std::int64_t q_dim() const { return num_attention_heads * head_dim; }
+  std::int64_t kv_dim() const { return num_key_value_heads * head_dim; }
+};
+
+// `source` names the file in error messages (e.g. "models/x/config.json").
+ModelConfig parse_model_config(const nlohmann::json& j, const std::string& source);
+ModelConfig load_model_config(const std::string& config_json_path);
+
+}  // namespace ls

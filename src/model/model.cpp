@@ -1,0 +1,63 @@
+// Loading a Hugging Face model directory and running sequences through it.
+#include "model/model.h"
+
+#include <filesystem>
+#include <map>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+
+namespace ls {
+
+namespace fs = std::filesystem;
+
+Model::Model(std::string path, ModelConfig config, TensorStore store)
+    : path_(std::move(path)), config_(std::move(config)), store_(std::move(store)) {
+  weights_ = bind_weights(
+      config_, [this](const std::string& n) { return store_.find(n); }, false, path_);
+}
+
+std::unique_ptr<Model> Model::load(const std::string& path) {
+  if (!fs::is_directory(path))
+    fail("{}: not a model directory (expected config.json and *.safetensors inside)", path);
+  ModelConfig config = load_model_config((fs::path(path) / "config.json").string());
+  TensorStore store = TensorStore::open_hf_dir(path);
+  std::unique_ptr<Model> m(new Model(path, std::move(config), std::move(store)));
+  const fs::path gen = fs::path(path) / "generation_config.json";
+  if (fs::exists(gen)) {
+    try {
+      m->generation_config_ = nlohmann::json::parse(read_text_file(gen.string()));
+    } catch (const nlohmann::json::parse_error& e) {
+      fail("{}: invalid JSON: {}", gen.string(), e.what());
+    }
+    if (!m->generation_config_.is_object()) fail("{}: expected a JSON object", gen.string());
+  }
+  return m;
+}
+
+std::string Model::weight_dtype() const {
+  std::map<DType, std::size_t> bytes;
+  for (const auto& n : store_.names()) {
+    const TensorView* t = store_.find(n);
+    bytes[t->dtype] += t->nbytes();
+  }
+  DType best = DType::F32;
+  std::size_t most = 0;
+  for (auto [d, b] : bytes)
+    if (b > most) best = d, most = b;
+  return std::string(dtype_name(best));
+}
+
+Session::Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk)
+    : model_(model), pool_(pool), cache_(model.config()), acts_(model.config(), max_chunk) {}
+
+std::span<const float> Session::feed(std::span<const std::int32_t> tokens, bool all_positions) {
+  const auto V = static_cast<std::size_t>(model_.config().vocab_size);
+  const std::size_t rows = all_positions ? tokens.size() : 1;
+  if (logits_.size() < rows * V) logits_.resize(rows * V);
+  qwen2_forward(model_.config(), model_.weights(), cache_, acts_, tokens, all_positions,
+                {logits_.data(), rows * V}, pool_);
+  return {logits_.data(), rows * V};
+}
+
+}  // namespace ls

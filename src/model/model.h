@@ -1,0 +1,67 @@
+// A loaded model: its config, generation defaults, memory-mapped tensors and bound weights,
+// plus Session, one sequence being decoded (its KV cache and scratch buffers). A Model is
+// immutable after load and may be shared by many sessions.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/thread_pool.h"
+#include "model/config.h"
+#include "model/kv_cache.h"
+#include "model/qwen2.h"
+#include "model/tensor_store.h"
+#include "model/weights.h"
+
+namespace ls {
+
+class Model {
+ public:
+  // `path`: a Hugging Face model directory (config.json, *.safetensors, ...).
+  static std::unique_ptr<Model> load(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const ModelConfig& config() const { return config_; }
+  const Weights& weights() const { return weights_; }
+  // generation_config.json as written, or an empty object when the file is absent.
+  const nlohmann::json& generation_config() const { return generation_config_; }
+  std::size_t weight_bytes() const { return store_.total_bytes(); }
+  // Name of the dtype most weights are stored in ("BF16", ...), for reports.
+  std::string weight_dtype() const;
+
+ private:
+  Model(std::string path, ModelConfig config, TensorStore store);
+  std::string path_;
+  ModelConfig config_;
+  TensorStore store_;
+  Weights weights_;
+  nlohmann::json generation_config_ = nlohmann::json::object();
+};
+
+class Session {
+ public:
+  // max_chunk: tokens processed per forward chunk (bounds scratch memory during prefill).
+  Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk = 64);
+
+  // Appends tokens and returns the logits after the last one ([vocab]), or for every appended
+  // token ([tokens, vocab]) when all_positions. The span stays valid until the next call.
+  std::span<const float> feed(std::span<const std::int32_t> tokens, bool all_positions = false);
+
+  std::int64_t length() const { return cache_.length; }
+  void reset() { cache_.length = 0; }
+  const KVCache& cache() const { return cache_; }
+  const Model& model() const { return model_; }
+
+ private:
+  const Model& model_;
+  ThreadPool& pool_;
+  KVCache cache_;
+  Activations acts_;
+  std::vector<float> logits_;
+};
+
+}  // namespace ls

@@ -1,0 +1,249 @@
+// Weights: N(0, 0.02) for matrices, embeddings and biases (Hugging Face's initializer_range),
+// norm weights 1 + N(0, 0.1). The final norm is scaled so that logits have a standard deviation
+// near 3 — a spread like a trained model's, so that top-k/top-p/min-p have something to cut.
+// Each tensor draws from its own stream seeded by (seed, name): any tensor can be regenerated
+// alone and adding a tensor does not change the others.
+#include "model/synth.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include "model/safetensors_writer.h"
+#include "model/tensor_names.h"
+
+namespace ls {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Shape {
+  const char* name;
+  std::int64_t hidden, intermediate, layers, heads, kv_heads, vocab;
+  bool tied;
+};
+constexpr Shape kShapes[] = {
+    {"tiny", 64, 176, 2, 4, 2, 151936, true},
+    {"qwen2.5-0.5b", 896, 4864, 24, 14, 2, 151936, true},
+    {"qwen2.5-1.5b", 1536, 8960, 28, 12, 2, 151936, true},
+    {"qwen2.5-3b", 2048, 11008, 36, 16, 2, 151936, true},
+    {"qwen2.5-7b", 3584, 18944, 28, 28, 4, 152064, false},
+};
+
+const Shape& find_shape(const std::string& name) {
+  for (const auto& s : kShapes)
+    if (name == s.name) return s;
+  std::string known;
+  for (const auto& s : kShapes) known += std::string(known.empty() ? "" : ", ") + s.name;
+  fail("--shape '{}' is unknown (expected one of: {})", name, known);
+}
+
+// splitmix64: a tiny, well-mixed generator; the stream is fully specified, so synthetic
+// models are identical on every machine.
+struct Rng {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }  // [0, 1)
+  // Box-Muller: two normals per pair of uniforms.
+  void normals(float* out, std::size_t n, double mean, double std) {
+    for (std::size_t i = 0; i < n; i += 2) {
+      const double u1 = 1.0 - uniform(), u2 = uniform();
+      const double r = std::sqrt(-2.0 * std::log(u1));
+      out[i] = static_cast<float>(mean + std * r * std::cos(2 * M_PI * u2));
+      if (i + 1 < n) out[i + 1] = static_cast<float>(mean + std * r * std::sin(2 * M_PI * u2));
+    }
+  }
+};
+
+std::uint64_t stream_seed(std::uint64_t seed, const std::string& name) {
+  std::uint64_t h = 1469598103934665603ull ^ seed;  // FNV-1a over the name, mixed with the seed
+  for (unsigned char ch : name) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+void write_json(const fs::path& p, const nlohmann::ordered_json& j) {
+  std::ofstream out(p, std::ios::binary);
+  if (!out) fail("{}: cannot create", p.string());
+  out << j.dump(2, ' ', false) << "\n";
+  if (!out) fail("{}: write failed", p.string());
+}
+
+nlohmann::ordered_json read_json(const fs::path& p) {
+  try {
+    return nlohmann::ordered_json::parse(read_text_file(p.string()));
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("{}: invalid JSON: {}", p.string(), e.what());
+  }
+}
+
+// Qwen3's tokenizer files add four tokens Qwen2.5 does not have; dropping them makes "<think>"
+// plain text again, as it is for the real Qwen2.5.
+constexpr std::int64_t kFirstQwen3OnlyId = 151665;
+
+void write_tokenizer(const SynthOptions& o) {
+  const fs::path src(o.tokenizer_from);
+  const fs::path out(o.out_dir);
+  // Plain (sorted-key) json here: ordered_json looks keys up linearly, which is quadratic over
+  // the 151k-entry vocab; key order inside the vocab object carries no meaning.
+  nlohmann::json tok;
+  try {
+    tok = nlohmann::json::parse(read_text_file((src / "tokenizer.json").string()));
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("{}: invalid JSON: {}", (src / "tokenizer.json").string(), e.what());
+  }
+  if (!tok.contains("added_tokens") || !tok["added_tokens"].is_array())
+    fail("{}: missing array 'added_tokens'", (src / "tokenizer.json").string());
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& t : tok["added_tokens"])
+    if (t.value("id", std::int64_t{0}) < kFirstQwen3OnlyId) kept.push_back(t);
+  tok["added_tokens"] = kept;
+  std::ofstream f(out / "tokenizer.json", std::ios::binary);
+  f << tok.dump(-1, ' ', false) << "\n";
+  if (!f) fail("{}: write failed", (out / "tokenizer.json").string());
+
+  auto cfg = read_json(src / "tokenizer_config.json");
+  if (cfg.contains("added_tokens_decoder") && cfg["added_tokens_decoder"].is_object()) {
+    nlohmann::ordered_json dec = nlohmann::ordered_json::object();
+    for (const auto& [id, t] : cfg["added_tokens_decoder"].items())
+      if (std::stoll(id) < kFirstQwen3OnlyId) dec[id] = t;
+    cfg["added_tokens_decoder"] = dec;
+  }
+  cfg["chat_template"] = o.chat_template.empty() ? builtin_qwen25_chat_template() : o.chat_template;
+  cfg["eos_token"] = "<|im_end|>";
+  cfg["pad_token"] = "<|endoftext|>";
+  write_json(out / "tokenizer_config.json", cfg);
+}
+
+}  // namespace
+
+std::vector<std::string> synth_shape_names() {
+  std::vector<std::string> v;
+  for (const auto& s : kShapes) v.emplace_back(s.name);
+  return v;
+}
+
+nlohmann::ordered_json synth_config(const std::string& shape) {
+  const Shape& s = find_shape(shape);
+  return {
+      {"architectures", {"Qwen2ForCausalLM"}},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 151643},
+      {"eos_token_id", 151645},
+      {"hidden_act", "silu"},
+      {"hidden_size", s.hidden},
+      {"initializer_range", 0.02},
+      {"intermediate_size", s.intermediate},
+      {"max_position_embeddings", 32768},
+      {"max_window_layers", s.layers},
+      {"model_type", "qwen2"},
+      {"num_attention_heads", s.heads},
+      {"num_hidden_layers", s.layers},
+      {"num_key_value_heads", s.kv_heads},
+      {"rms_norm_eps", 1e-06},
+      {"rope_scaling", nullptr},
+      {"rope_theta", 1000000.0},
+      {"sliding_window", 32768},
+      {"tie_word_embeddings", s.tied},
+      {"torch_dtype", "bfloat16"},
+      {"use_cache", true},
+      {"use_sliding_window", false},
+      {"vocab_size", s.vocab},
+  };
+}
+
+void synthesize_model(const SynthOptions& o) {
+  if (o.out_dir.empty()) fail("synth: --out DIR is required");
+  auto config = synth_config(o.shape);
+  if (o.tied) config["tie_word_embeddings"] = *o.tied;
+  if (o.layers > 0) config["num_hidden_layers"] = config["max_window_layers"] = o.layers;
+  config["torch_dtype"] = o.dtype == DType::F32   ? "float32"
+                          : o.dtype == DType::F16 ? "float16"
+                                                  : "bfloat16";
+  fs::create_directories(o.out_dir);
+  write_json(fs::path(o.out_dir) / "config.json", config);
+  write_json(fs::path(o.out_dir) / "generation_config.json", {{"bos_token_id", 151643},
+                                                              {"pad_token_id", 151643},
+                                                              {"do_sample", true},
+                                                              {"eos_token_id", {151645, 151643}},
+                                                              {"repetition_penalty", 1.1},
+                                                              {"temperature", 0.7},
+                                                              {"top_p", 0.8},
+                                                              {"top_k", 20},
+                                                              {"transformers_version", "4.43.1"}});
+
+  const std::int64_t h = config["hidden_size"], ff = config["intermediate_size"],
+                     heads = config["num_attention_heads"], kvh = config["num_key_value_heads"],
+                     vocab = config["vocab_size"], layers = config["num_hidden_layers"];
+  const std::int64_t hd = h / heads, q = heads * hd, kv = kvh * hd;
+  const bool tied = config["tie_word_embeddings"];
+
+  struct Init {
+    double mean, std;
+  };
+  std::vector<TensorSpec> specs;
+  std::vector<Init> inits;
+  const double final_gain = 3.0 / (0.02 * std::sqrt(static_cast<double>(h)));
+  auto add = [&](WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape, Init init) {
+    // 1-D parameters stay F32 in real checkpoints only sometimes; keep the model's dtype.
+    specs.push_back({hf_tensor_name(role, layer), o.dtype, std::move(shape)});
+    inits.push_back(init);
+  };
+  using R = WeightRole;
+  const Init mat{0.0, 0.02}, norm{1.0, 0.1};
+  add(R::TokenEmbedding, -1, {vocab, h}, mat);
+  for (std::int64_t l = 0; l < layers; ++l) {
+    add(R::AttnNorm, l, {h}, norm);
+    add(R::Wq, l, {q, h}, mat);
+    add(R::Bq, l, {q}, mat);
+    add(R::Wk, l, {kv, h}, mat);
+    add(R::Bk, l, {kv}, mat);
+    add(R::Wv, l, {kv, h}, mat);
+    add(R::Bv, l, {kv}, mat);
+    add(R::Wo, l, {h, q}, mat);
+    add(R::MlpNorm, l, {h}, norm);
+    add(R::WGate, l, {ff, h}, mat);
+    add(R::WUp, l, {ff, h}, mat);
+    add(R::WDown, l, {h, ff}, mat);
+  }
+  add(R::OutputNorm, -1, {h}, {final_gain, 0.1 * final_gain});
+  if (!tied) add(R::LmHead, -1, {vocab, h}, mat);
+
+  std::vector<float> buf(1 << 20);
+  std::vector<std::uint8_t> bytes(buf.size() * 4);
+  write_safetensors((fs::path(o.out_dir) / "model.safetensors").string(), specs,
+                    [&](std::size_t i, const ByteSink& sink) {
+                      Rng rng{stream_seed(o.seed, specs[i].name)};
+                      std::size_t remaining = specs[i].nbytes() / dtype_size(o.dtype);
+                      while (remaining > 0) {
+                        const std::size_t n = std::min(remaining, buf.size());
+                        rng.normals(buf.data(), n, inits[i].mean, inits[i].std);
+                        std::size_t nb = 0;
+                        for (std::size_t j = 0; j < n; ++j) {
+                          if (o.dtype == DType::F32) {
+                            std::memcpy(&bytes[nb], &buf[j], 4);
+                            nb += 4;
+                          } else {
+                            const std::uint16_t v =
+                                o.dtype == DType::BF16 ? f32_to_bf16(buf[j]) : f32_to_f16(buf[j]);
+                            std::memcpy(&bytes[nb], &v, 2);
+                            nb += 2;
+                          }
+                        }
+                        sink({bytes.data(), nb});
+                        remaining -= n;
+                      }
+                    },
+                    {{"format", "pt"}, {"generator", "logitscope synth"}});
+  if (!o.tokenizer_from.empty()) write_tokenizer(o);
+}
+
+}  // namespace ls

@@ -1,0 +1,39 @@
+// Synthetic models: real Qwen2.5 shapes and the real tokenizer with random weights fixed by a
+// seed, written as a Hugging Face directory. Tests and benchmarks run on them, since no model
+// hub is reachable; the numbers are meaningless but every code path is the real one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dtype.h"
+
+namespace ls {
+
+struct SynthOptions {
+  std::string shape = "tiny";  // tiny | qwen2.5-0.5b | qwen2.5-1.5b | qwen2.5-3b | qwen2.5-7b
+  DType dtype = DType::BF16;
+  std::uint64_t seed = 0;
+  std::optional<bool> tied;    // default: the shape's own (7b untied, others tied)
+  std::int64_t layers = 0;     // > 0 overrides the shape's layer count
+  std::string tokenizer_from;  // folder with tokenizer.json + tokenizer_config.json ("" = none)
+  std::string chat_template;   // template text; "" = the built-in Qwen2.5 Instruct template
+  std::string out_dir;
+};
+
+std::vector<std::string> synth_shape_names();
+// config.json contents for a shape (throws naming the shape if unknown).
+nlohmann::ordered_json synth_config(const std::string& shape);
+
+// Writes config.json, generation_config.json, model.safetensors and, when tokenizer_from is
+// set, tokenizer.json and tokenizer_config.json reduced to Qwen2.5's added tokens.
+void synthesize_model(const SynthOptions& options);
+
+// The Qwen2.5 Instruct chat template, built into the binary from data/.
+const std::string& builtin_qwen25_chat_template();
+
+}  // namespace ls

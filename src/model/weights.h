@@ -1,0 +1,46 @@
+// Weights: non-owning views of every parameter of a Qwen2 model, bound by name through the
+// tensor-name table and checked against the shapes the config implies. Matrices are stored as
+// in the file ([out_features, in_features]); 1-D parameters (norm weights, biases: ~0.01% of
+// the bytes) are upcast once to float32 so the per-token loop has no dtype switches on them.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "model/config.h"
+
+namespace ls {
+
+struct LayerWeights {
+  std::vector<float> attn_norm;  // [hidden]
+  TensorView wq;                 // [heads * head_dim, hidden]
+  std::vector<float> bq;         // [heads * head_dim]
+  TensorView wk;                 // [kv_heads * head_dim, hidden]
+  std::vector<float> bk;         // [kv_heads * head_dim]
+  TensorView wv;                 // [kv_heads * head_dim, hidden]
+  std::vector<float> bv;         // [kv_heads * head_dim]
+  TensorView wo;                 // [hidden, heads * head_dim]
+  std::vector<float> mlp_norm;   // [hidden]
+  TensorView w_gate;             // [intermediate, hidden]
+  TensorView w_up;               // [intermediate, hidden]
+  TensorView w_down;             // [hidden, intermediate]
+};
+
+struct Weights {
+  TensorView embed;  // [vocab, hidden]
+  std::vector<LayerWeights> layers;
+  std::vector<float> final_norm;  // [hidden]
+  TensorView lm_head;             // [vocab, hidden]; the same view as embed when tied
+};
+
+// Looks a tensor up by its file name; nullptr when absent.
+using TensorLookup = std::function<const TensorView*(const std::string& name)>;
+
+// Binds every weight via the name table, checking presence and shape; `source` names the
+// model in error messages. Unused extra tensors are ignored (e.g. rotary inv_freq buffers).
+Weights bind_weights(const ModelConfig& config, const TensorLookup& lookup, bool gguf_names,
+                     const std::string& source);
+
+}  // namespace ls
