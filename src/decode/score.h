@@ -27,8 +27,14 @@ struct ScoreResult {
   double perplexity = 0;
 };
 
-// Uses sequence `seq` of the source. Throws ls::Error on an empty prompt or continuation or on a
-// token id outside the vocabulary.
+// `rows` holds continuation.size() score vectors of `vocab` floats each; row i is what the model
+// gave for the position of continuation[i] (e.g. the last prompt row, then all-position logits of
+// the continuation minus its last token, from one forward pass).
+ScoreResult score_rows(std::span<const float> rows, std::int32_t vocab,
+                       std::span<const std::int32_t> continuation);
+
+// Feeds the prompt and then the continuation token by token into sequence `seq` of the source.
+// Throws ls::Error on an empty prompt or continuation or on a token id outside the vocabulary.
 ScoreResult score_continuation(LogitsSource& source, std::span<const std::int32_t> prompt,
                                std::span<const std::int32_t> continuation, int seq = 0);
 

@@ -184,6 +184,18 @@ json run_case(const json& c) {
       lp.push_back(t.logprob);
       ranks.push_back(t.rank);
     }
+    // The all-rows variant must agree exactly: row i is the row fed before continuation[i].
+    std::vector<float> rows;
+    for (std::size_t i = 0; i < cont.size(); ++i) {
+      const auto& row = source.rows.at(prompt.size() - 1 + i);
+      rows.insert(rows.end(), row.begin(), row.end());
+    }
+    const ScoreResult r2 = score_rows(rows, source.vocab_size(), cont);
+    for (std::size_t i = 0; i < cont.size(); ++i) {
+      if (r2.tokens[i].logprob != r.tokens[i].logprob || r2.tokens[i].rank != r.tokens[i].rank) {
+        ls::fail("score_rows differs from score_continuation at token {}", i);
+      }
+    }
     out["logprobs"] = lp;
     out["ranks"] = ranks;
     out["sum"] = r.sum;
