@@ -1,0 +1,19 @@
+// Walks over the syntax tree: the direct children of an expression node (used to bound tree
+// depth while parsing) and whether a macro body refers to a name (jinja2 gives a macro the
+// special `caller`, `varargs` and `kwargs` parameters only when its body uses them).
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+#include "chat/ast.h"
+
+namespace ls::chat {
+
+// Calls `f` on each direct child of `e`.
+void for_each_child(const ast::Expr& e, const std::function<void(const ast::Expr&)>& f);
+
+// True if `name` is read anywhere in `body`, not counting nested macro definitions.
+bool body_references(const ast::Body& body, std::string_view name);
+
+}  // namespace ls::chat

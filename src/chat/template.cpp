@@ -1,0 +1,34 @@
+// Template: parse once, render many times (see template.h).
+#include "chat/template.h"
+
+#include "chat/parser.h"
+
+namespace ls::chat {
+
+Template Template::parse(std::string source, std::string name) {
+  Template t;
+  t.ast_ = parse_template(source, name);
+  return t;
+}
+
+const std::string& Template::name() const {
+  return ast_->name;
+}
+
+std::string Template::render(const nlohmann::ordered_json& context) const {
+  return render(context, RenderLimits{});
+}
+
+std::string Template::render(const nlohmann::ordered_json& context,
+                             const RenderLimits& limits) const {
+  Value ctx;
+  try {
+    ctx = Value::from_json(context);
+  } catch (const ls::Error& e) {
+    throw TemplateError(ast_->name, 0, e.what());
+  }
+  Interpreter interpreter(*ast_, limits);
+  return interpreter.render(ctx);
+}
+
+}  // namespace ls::chat
