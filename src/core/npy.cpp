@@ -15,10 +15,10 @@ void write_npy_f32(const std::string& path, std::span<const float> data,
   for (auto d : shape) n *= d;
   if (static_cast<std::size_t>(n) != data.size())
     fail("{}: npy shape holds {} elements but {} were given", path, n, data.size());
-  std::string dims;
-  for (auto d : shape) dims += fmt::format("{}, ", d);
-  if (shape.size() > 1) dims.resize(dims.size() - 1);  // "(3,)" for 1-D, "(2, 3)" otherwise
-  if (shape.size() > 1) dims.pop_back();
+  std::string dims;  // a Python tuple body: "3," for 1-D, "2, 3" otherwise
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    dims += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
+  if (shape.size() == 1) dims += ",";
   std::string header =
       fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}), }}", dims);
   const std::size_t unpadded = 10 + header.size() + 1;

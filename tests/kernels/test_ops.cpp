@@ -1,0 +1,86 @@
+// The small ops against formulas written here in double precision, independently of ops.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/ops.h"
+
+namespace {
+
+std::vector<float> randn(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = nd(rng);
+  return v;
+}
+
+TEST(Ops, RmsNorm) {
+  const auto x = randn(896, 1), w = randn(896, 2);
+  std::vector<float> out(896);
+  ls::kernels::rmsnorm(x.data(), w.data(), 896, 1e-6f, out.data());
+  double ms = 0;
+  for (float v : x) ms += static_cast<double>(v) * v;
+  ms /= 896;
+  for (std::size_t i = 0; i < 896; ++i)
+    EXPECT_NEAR(out[i], x[i] / std::sqrt(ms + 1e-6) * w[i], 1e-5 * (1 + std::abs(out[i])));
+}
+
+TEST(Ops, RopeRotatesHalvesByPositionAngles) {
+  const std::size_t hd = 64, heads = 3, pos = 17;
+  const double theta = 1e6;
+  auto x = randn(hd * heads, 3);
+  const auto orig = x;
+  std::vector<float> c(hd / 2), s(hd / 2);
+  ls::kernels::rope_angles(pos, hd, theta, c.data(), s.data());
+  ls::kernels::rope_neox(x.data(), heads, hd, c.data(), s.data());
+  for (std::size_t h = 0; h < heads; ++h)
+    for (std::size_t i = 0; i < hd / 2; ++i) {
+      const double a = pos / std::pow(theta, 2.0 * i / hd);
+      const double x1 = orig[h * hd + i], x2 = orig[h * hd + i + hd / 2];
+      EXPECT_NEAR(x[h * hd + i], x1 * std::cos(a) - x2 * std::sin(a), 1e-5);
+      EXPECT_NEAR(x[h * hd + i + hd / 2], x2 * std::cos(a) + x1 * std::sin(a), 1e-5);
+    }
+}
+
+TEST(Ops, SoftmaxAndSilu) {
+  std::vector<float> v = {1.0f, 2.0f, -std::numeric_limits<float>::infinity(), 3.0f};
+  ls::kernels::softmax(v);
+  const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+  EXPECT_NEAR(v[0], std::exp(1.0) / z, 1e-7);
+  EXPECT_NEAR(v[3], std::exp(3.0) / z, 1e-7);
+  EXPECT_EQ(v[2], 0.0f);
+  const float g[2] = {0.5f, -3.0f}, u[2] = {2.0f, 1.5f};
+  float o[2];
+  ls::kernels::silu_mul(g, u, 2, o);
+  EXPECT_NEAR(o[0], 0.5 / (1 + std::exp(-0.5)) * 2.0, 1e-6);
+  EXPECT_NEAR(o[1], -3.0 / (1 + std::exp(3.0)) * 1.5, 1e-6);
+}
+
+TEST(Ops, AttendIsSoftmaxWeightedValues) {
+  const std::size_t hd = 16, n = 9, stride = 2 * hd;  // two kv heads interleaved; use head 1
+  const auto q = randn(hd, 4), k = randn(n * stride, 5), v = randn(n * stride, 6);
+  std::vector<float> scratch(n), out(hd);
+  const float scale = 0.25f;
+  ls::kernels::attend(q.data(), k.data() + hd, v.data() + hd, n, stride, hd, scale, scratch.data(),
+                      out.data());
+  std::vector<double> s(n);
+  double mx = -1e300, z = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    double d = 0;
+    for (std::size_t i = 0; i < hd; ++i) d += static_cast<double>(q[i]) * k[p * stride + hd + i];
+    s[p] = d * scale;
+    mx = std::max(mx, s[p]);
+  }
+  for (auto& e : s) z += (e = std::exp(e - mx));
+  for (std::size_t i = 0; i < hd; ++i) {
+    double want = 0;
+    for (std::size_t p = 0; p < n; ++p) want += s[p] / z * v[p * stride + hd + i];
+    EXPECT_NEAR(out[i], want, 1e-5);
+  }
+}
+
+}  // namespace

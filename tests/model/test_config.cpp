@@ -1,0 +1,75 @@
+// config.json validation: every required field, wrong types, impossible shapes and
+// unsupported features are errors naming the field.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "model/config.h"
+#include "model/synth.h"
+#include "test_util.h"
+
+namespace {
+
+nlohmann::json base() {
+  return nlohmann::json(ls::synth_config("qwen2.5-0.5b"));
+}
+
+TEST(Config, ParsesTheRealShape) {
+  const auto c = ls::parse_model_config(base(), "config.json");
+  EXPECT_EQ(c.hidden_size, 896);
+  EXPECT_EQ(c.head_dim, 64);
+  EXPECT_EQ(c.kv_dim(), 128);
+  EXPECT_EQ(c.vocab_size, 151936);
+  EXPECT_DOUBLE_EQ(c.rope_theta, 1e6);
+  EXPECT_DOUBLE_EQ(c.rms_norm_eps, 1e-6);
+  EXPECT_TRUE(c.tie_word_embeddings);
+}
+
+TEST(Config, RejectsEachBadField) {
+  for (const char* key :
+       {"hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+        "vocab_size", "rms_norm_eps", "max_position_embeddings", "model_type"}) {
+    auto j = base();
+    j.erase(key);
+    LS_EXPECT_ERROR(ls::parse_model_config(j, "dir/config.json"),
+                    std::string("dir/config.json: missing required field '") + key + "'");
+  }
+  auto j = base();
+  j["hidden_size"] = "896";
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "field 'hidden_size' must be an integer");
+  j = base();
+  j["num_hidden_layers"] = 0;
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "'num_hidden_layers' must be positive");
+  j = base();
+  j["num_attention_heads"] = 13;
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "not divisible by num_attention_heads");
+  j = base();
+  j["num_key_value_heads"] = 3;
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "not a multiple of num_key_value_heads");
+  j = base();
+  j["rms_norm_eps"] = -1;
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "'rms_norm_eps' must be a positive number");
+  j = base();
+  j["model_type"] = "llama";
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "model_type 'llama' is not supported");
+  j = base();
+  j["use_sliding_window"] = true;
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "use_sliding_window");
+  j = base();
+  j["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}};
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "rope_scaling");
+  j = base();
+  j["hidden_act"] = "gelu";
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "hidden_act");
+  j = base();
+  j["tie_word_embeddings"] = "yes";
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "tie_word_embeddings");
+  LS_EXPECT_ERROR(ls::parse_model_config(nlohmann::json::array(), "c.json"),
+                  "expected a JSON object");
+
+  const auto dir = ls::test::scratch_dir("cfg");
+  ls::test::write_file(dir / "config.json", "{\"hidden_size\": ");
+  LS_EXPECT_ERROR(ls::load_model_config((dir / "config.json").string()),
+                  "config.json: invalid JSON");
+}
+
+}  // namespace

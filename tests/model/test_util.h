@@ -1,0 +1,38 @@
+// Helpers for model tests: scratch directories and raw file writing.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace ls::test {
+
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("logitscope_test_" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+inline void write_file(const std::filesystem::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Expects `fn` to throw ls::Error whose message contains `needle`.
+#define LS_EXPECT_ERROR(stmt, needle)                                            \
+  do {                                                                           \
+    try {                                                                        \
+      stmt;                                                                      \
+      ADD_FAILURE() << "no error thrown; expected one containing: " << (needle); \
+    } catch (const ls::Error& e) {                                               \
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)           \
+          << "message: " << e.what() << "\nexpected to contain: " << (needle);   \
+    }                                                                            \
+  } while (0)
+
+}  // namespace ls::test
