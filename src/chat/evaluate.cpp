@@ -27,6 +27,9 @@ Value Interpreter::get_attr(const Value& obj, const std::string& name) {
     if (auto v = obj.as_object()->attribute(name)) return *v;
     return Value::undefined(no_attribute(obj, name));
   }
+  if (obj.is_list() && obj.as_list().group && (name == "grouper" || name == "list")) {
+    return obj.items()[name == "grouper" ? 0 : 1];
+  }
   if (auto m = find_method(obj, name)) return *m;
   if (obj.is_dict()) {
     if (const Value* v = obj.as_dict().find(std::string_view(name))) return *v;
@@ -64,8 +67,7 @@ Value Interpreter::get_item(const Value& obj, const Value& key) {
     }
     return Value::undefined(no_attribute(obj, key.as_string()));
   }
-  return Value::undefined(
-      fmt::format("'{} object' has no attribute {}", type_name(obj), repr(key)));
+  return Value::undefined(fmt::format("{} object has no element {}", type_name(obj), repr(key)));
 }
 
 Value Interpreter::call(const Value& callee, const CallArgs& args) {

@@ -161,7 +161,7 @@ Value f_groupby(Interpreter& in, const Value& v, const CallArgs& a) {
   for (std::size_t i = 0; i < sorted_items.size(); ++i) {
     members.push_back(sorted_items[i]);
     if (i + 1 == sorted_items.size() || !equals(sorted_keys[i], sorted_keys[i + 1])) {
-      groups.push_back(Value::tuple({sorted_keys[i], Value::list(std::exchange(members, {}))}));
+      groups.push_back(Value::group(sorted_keys[i], Value::list(std::exchange(members, {}))));
     }
   }
   return Value::list(std::move(groups));

@@ -237,6 +237,8 @@ void Interpreter::exec_for(const ForStmt& f, const ScopePtr& scope, const Value&
   }
   auto loop = std::make_shared<Loop>(items, depth, f.recursive ? &f : nullptr, scope);
   Value loop_value = track(loop);
+  // jinja2 runs the else block unless an iteration ran to its end (no break/continue)
+  bool completed_one = false;
   for (std::size_t i = 0; i < items.size(); ++i) {
     count_iteration();
     line_ = f.line;
@@ -244,8 +246,11 @@ void Interpreter::exec_for(const ForStmt& f, const ScopePtr& scope, const Value&
     assign(f.target, items[i], inner);
     loop->advance(i);
     inner->set("loop", loop_value);
-    if (exec_body(f.body, inner) == Flow::Break) break;
+    Flow flow = exec_body(f.body, inner);
+    if (flow == Flow::Break) break;
+    if (flow == Flow::Normal) completed_one = true;
   }
+  if (!completed_one) exec_body(f.otherwise, std::make_shared<Scope>(scope));
 }
 
 std::string Interpreter::run_recursive_loop(const ForStmt& stmt, const ScopePtr& scope,

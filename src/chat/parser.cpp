@@ -133,6 +133,9 @@ class Parser : public ExprParser {
   StmtPtr parse_for() {
     auto s = std::make_unique<ForStmt>(next().line);
     s->target = parse_target({"in"});
+    if (target_names(s->target, "loop")) {
+      error(s->line, "Can't assign to special loop variable in for-loop target");
+    }
     if (!skip_name("in")) expect_op("in");
     s->iter = parse_tuple(false, false, {"recursive"}, false);
     if (skip_name("if")) s->filter = parse_expression(true);
@@ -242,6 +245,15 @@ class Parser : public ExprParser {
     return s;
   }
 
+  static bool target_names(const Target& t, const std::string& name) {
+    if (!t.is_tuple) return t.name == name;
+    for (const auto& item : t.items) {
+      if (target_names(item, name)) return true;
+    }
+    return false;
+  }
+
+  // Assignment targets: names and (possibly parenthesized) tuples of names.
   Target parse_target(const std::vector<std::string>& extra_end) {
     Target tuple;
     tuple.is_tuple = false;

@@ -83,6 +83,13 @@ Value Object::call(Interpreter&, CallArgs) {
   fail("'{}' object is not callable", type_name());
 }
 
+Value Value::group(Value grouper, Value members) {
+  Value v = tuple({std::move(grouper), std::move(members)});
+  auto l = std::make_shared<List>(v.as_list());
+  l->group = true;
+  return Value(Storage(std::shared_ptr<const List>(std::move(l))));
+}
+
 Value Value::list(std::vector<Value> items, SeqType type) {
   auto l = std::make_shared<List>();
   int depth = 0;

@@ -45,6 +45,7 @@ struct List {
   std::vector<Value> items;
   SeqType type = SeqType::List;
   int depth = 1;
+  bool group = false;  // a (grouper, list) tuple from |groupby, with those two attributes
 };
 
 struct Dict {
@@ -86,6 +87,7 @@ class Value {
   static Value string(std::string s) { return Value(std::move(s)); }
   static Value list(std::vector<Value> items, SeqType type = SeqType::List);
   static Value tuple(std::vector<Value> items) { return list(std::move(items), SeqType::Tuple); }
+  static Value group(Value grouper, Value members);  // |groupby's (grouper, list) tuple
   static Value dict(Dict d);
   static Value object(std::shared_ptr<Object> o) { return Value(std::move(o)); }
   static Value from_json(const nlohmann::ordered_json& j);
