@@ -1,0 +1,122 @@
+// `logitscope bench`: prefill and decode speed of a model on this machine, reported against
+// the machine's own limit measured in the same run: decode reads every weight once per token,
+// so (read bandwidth / weight bytes per token) is the decode ceiling ("roofline").
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <memory>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "core/error.h"
+#include "inspect/distribution.h"
+#include "kernels/bandwidth.h"
+#include "kernels/dot.h"
+#include "model/model.h"
+
+namespace ls::app {
+
+namespace {
+
+struct BenchOptions {
+  ModelOptions model;
+  int prompt_tokens = 128;
+  int gen_tokens = 64;
+  bool json = false;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Bytes of weights one decode step reads: every matrix once, except the embedding table, of
+// which only one row is read (unless it doubles as the tied lm_head, read in full).
+std::size_t weight_bytes_per_token(const Model& m) {
+  const Weights& w = m.weights();
+  std::size_t n = w.lm_head.nbytes() + w.embed.row_bytes();
+  for (const auto& L : w.layers)
+    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      n += t->nbytes();
+  return n;
+}
+
+void run_bench(const BenchOptions& o) {
+  if (o.prompt_tokens < 1 || o.gen_tokens < 1)
+    fail("--prompt-tokens and --gen-tokens must be at least 1");
+  auto model = Model::load(o.model.model);
+  ThreadPool pool(o.model.threads);
+  const auto bw = kernels::measure_read_bandwidth(pool);
+
+  // A deterministic pseudo-random prompt of ordinary token ids.
+  std::vector<std::int32_t> prompt(static_cast<std::size_t>(o.prompt_tokens));
+  std::uint32_t x = 12345;
+  for (auto& t : prompt) t = static_cast<std::int32_t>((x = x * 1664525u + 1013904223u) % 150000u);
+
+  {  // warm-up: fault the mapped weights in so that the first timed pass is not disk-bound
+    Session warm(*model, pool);
+    warm.feed(std::span(prompt).first(std::min<std::size_t>(prompt.size(), 8)));
+  }
+  Session s(*model, pool, std::max(o.prompt_tokens, 1));
+  auto t0 = std::chrono::steady_clock::now();
+  auto logits = s.feed(prompt);
+  const double prefill_s = seconds_since(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.gen_tokens; ++i) {
+    const std::int32_t next = top_ids(logits, 1)[0];
+    logits = s.feed(std::span(&next, 1));
+  }
+  const double decode_s = seconds_since(t0);
+
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double peak_rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  const std::size_t per_token = weight_bytes_per_token(*model);
+  const double prefill_tps = o.prompt_tokens / prefill_s;
+  const double decode_tps = o.gen_tokens / decode_s;
+  const double roofline_tps = bw.gb_per_s * 1e9 / static_cast<double>(per_token);
+  const double file_mib = static_cast<double>(model->weight_bytes()) / (1 << 20);
+  const double kv_mib = static_cast<double>(s.cache().bytes()) / (1 << 20);
+
+  if (o.json) {
+    nlohmann::ordered_json j = {
+        {"model", model->path()}, {"weights", model->weight_dtype()},
+        {"threads", pool.size()}, {"simd", kernels::simd_target_name()},
+        {"prompt_tokens", o.prompt_tokens}, {"gen_tokens", o.gen_tokens},
+        {"prefill_tokens_per_s", prefill_tps}, {"decode_tokens_per_s", decode_tps},
+        {"weight_bytes_per_token", per_token}, {"read_bandwidth_gb_per_s", bw.gb_per_s},
+        {"decode_roofline_tokens_per_s", roofline_tps},
+        {"decode_fraction_of_roofline", decode_tps / roofline_tps},
+        {"weights_mib", file_mib}, {"kv_cache_mib", kv_mib}, {"peak_rss_mib", peak_rss_mib}};
+    fmt::print("{}\n", j.dump());
+    return;
+  }
+  fmt::print("model            {} ({} weights, {:.0f} MiB)\n", model->path(), model->weight_dtype(), file_mib);
+  fmt::print("machine          {} threads, SIMD {}, read bandwidth {:.1f} GB/s (probe: {} MiB, best of {})\n",
+             pool.size(), kernels::simd_target_name(), bw.gb_per_s, bw.bytes >> 20, bw.passes);
+  fmt::print("prefill          {} tokens in {:.3f} s = {:.1f} tokens/s\n", o.prompt_tokens, prefill_s, prefill_tps);
+  fmt::print("decode           {} tokens in {:.3f} s = {:.2f} tokens/s\n", o.gen_tokens, decode_s, decode_tps);
+  fmt::print("bytes per token  {:.1f} MiB of weights read per decoded token\n",
+             static_cast<double>(per_token) / (1 << 20));
+  fmt::print("roofline         {:.2f} tokens/s at {:.1f} GB/s: decode reaches {:.1f}% of it\n",
+             roofline_tps, bw.gb_per_s, 100.0 * decode_tps / roofline_tps);
+  fmt::print("memory           peak RSS {:.0f} MiB (weights {:.0f} MiB + KV cache {:.1f} MiB + probe buffer {} MiB)\n",
+             peak_rss_mib, file_mib, kv_mib, bw.bytes >> 20);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* cmd = app.add_subcommand("bench", "Measure prefill and decode speed against this machine's memory bandwidth");
+  add_model_options(*cmd, o->model);
+  cmd->add_option("--prompt-tokens", o->prompt_tokens, "Prompt length for prefill")->capture_default_str();
+  cmd->add_option("--gen-tokens", o->gen_tokens, "Tokens to decode")->capture_default_str();
+  cmd->add_flag("--json", o->json, "One JSON object instead of text");
+  cmd->callback([o] { run_bench(*o); });
+}
+
+}  // namespace ls::app

@@ -1,0 +1,22 @@
+// A memory read-bandwidth probe: the machine's own limit, against which decode speed is
+// reported (decode reads every weight once per token, so bandwidth / weight bytes is its
+// ceiling). Wide SIMD loads with several independent accumulators, each thread streaming its
+// own slice of a buffer much larger than the caches; best of several passes.
+#pragma once
+
+#include <cstddef>
+
+#include "core/thread_pool.h"
+
+namespace ls::kernels {
+
+struct BandwidthResult {
+  double gb_per_s = 0;    // 1e9 bytes per second, best pass
+  std::size_t bytes = 0;  // buffer size
+  int passes = 0;
+};
+
+BandwidthResult measure_read_bandwidth(ThreadPool& pool, std::size_t bytes = std::size_t{1} << 30,
+                                       int passes = 5);
+
+}  // namespace ls::kernels
