@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""End-to-end CLI checks: every kind of bad input is a one-line error that names the flag, file
+or field, with exit status 1 (never a crash: status 2+ or a signal); bench --json is complete."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+failures = []
+
+
+def run(args, **kw):
+    return subprocess.run([BIN] + args, capture_output=True, text=True, timeout=120, **kw)
+
+
+def expect_error(args, needle):
+    r = run(args)
+    ok = r.returncode == 1 and needle in r.stderr and "logitscope: error:" in r.stderr
+    print(("ok   " if ok else "FAIL ") + " ".join(args[:3]) + f" ... -> {r.returncode}: {r.stderr.strip()[:160]}")
+    if not ok:
+        failures.append((args, needle, r.returncode, r.stderr))
+
+
+def main():
+    global BIN
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--logitscope", required=True)
+    ap.add_argument("--tokenizer-from", required=True)
+    a = ap.parse_args()
+    BIN = a.logitscope
+    tmp = tempfile.mkdtemp(prefix="ls_cli_")
+    model = os.path.join(tmp, "tiny")
+    r = run(["synth", "--shape", "tiny", "--dtype", "bf16", "--seed", "3", "--out", model,
+             "--tokenizer-from", a.tokenizer_from])
+    assert r.returncode == 0, r.stderr
+
+    expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
+    expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
+    expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
+    expect_error(["next", "--model", model, "--tokens", "1", "--temperature", "0"], "--temperature must be a positive number")
+    expect_error(["next", "--model", model, "--tokens", "1", "--temperature", "nan"], "--temperature")
+    expect_error(["next", "--model", model, "--tokens", "1", "--all-positions"], "--all-positions needs --dump-logits")
+    expect_error(["next", "--model", model], "give the input with --tokens")
+    expect_error(["next", "--model", model, "--tokens", "1", "--chat"], "--chat applies to --prompt")
+    expect_error(["next", "--model", model, "--tokens", "1", "--dump-logits", "/nonexistent/dir/x.npy"],
+                 "/nonexistent/dir/x.npy: cannot create")
+    expect_error(["synth", "--shape", "huge", "--out", os.path.join(tmp, "h")], "--shape 'huge' is unknown")
+    expect_error(["synth", "--dtype", "int8", "--out", os.path.join(tmp, "h")], "--dtype must be f32, bf16 or f16")
+    expect_error(["bench", "--model", model, "--gen-tokens", "0"], "--gen-tokens")
+
+    # A broken config.json and a truncated weights file, through the CLI.
+    broken = os.path.join(tmp, "broken")
+    os.makedirs(broken)
+    for f in ("config.json", "model.safetensors"):
+        with open(os.path.join(model, f), "rb") as src, open(os.path.join(broken, f), "wb") as dst:
+            data = src.read()
+            dst.write(data if f == "config.json" else data[: len(data) // 2])
+    expect_error(["next", "--model", broken, "--tokens", "1"], "model.safetensors: tensor '")
+    cfg = json.load(open(os.path.join(model, "config.json")))
+    del cfg["rms_norm_eps"]
+    json.dump(cfg, open(os.path.join(broken, "config.json"), "w"))
+    expect_error(["next", "--model", broken, "--tokens", "1"], "config.json: missing required field 'rms_norm_eps'")
+
+    # bench --json has every figure, each a positive number.
+    r = run(["bench", "--model", model, "--prompt-tokens", "8", "--gen-tokens", "4", "--threads", "1", "--json"])
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "weight_bytes_per_token", "read_bandwidth_gb_per_s",
+              "decode_roofline_tokens_per_s", "decode_fraction_of_roofline", "peak_rss_mib"):
+        if not (isinstance(j.get(k), (int, float)) and j[k] > 0):
+            failures.append(("bench", k, j.get(k)))
+    # Bytes per token of the tiny tied model: every layer matrix + the full embedding (as lm_head)
+    # + one embedding row, from config.json alone.
+    c = json.load(open(os.path.join(model, "config.json")))
+    h, ff, L, V = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"], c["vocab_size"]
+    hd = h // c["num_attention_heads"]
+    kv = c["num_key_value_heads"] * hd
+    per_layer = h * h + 2 * kv * h + h * h + 3 * ff * h
+    want = 2 * (L * per_layer + V * h + h)
+    if j["weight_bytes_per_token"] != want:
+        failures.append(("bench weight_bytes_per_token", j["weight_bytes_per_token"], want))
+    print("bench:", {k: j[k] for k in ("decode_tokens_per_s", "read_bandwidth_gb_per_s", "weight_bytes_per_token")})
+
+    if failures:
+        print(f"{len(failures)} failure(s):")
+        for f in failures:
+            print("  ", f)
+        sys.exit(1)
+    print("all CLI checks passed")
+
+
+if __name__ == "__main__":
+    main()
