@@ -177,8 +177,8 @@ MUTANTS = ["no RoPE", "GPT-J (interleaved) RoPE", "GQA head h -> kv h % n_kv", "
 
 # ------------------------------------------------------------------ the test
 
-def synth(out, dtype, seed, untied, tok_dir):
-    args = ["synth", "--shape", "tiny", "--dtype", dtype, "--seed", str(seed), "--out", out]
+def synth(out, dtype, seed, untied, tok_dir, shape="tiny"):
+    args = ["synth", "--shape", shape, "--dtype", dtype, "--seed", str(seed), "--out", out]
     if untied:
         args.append("--untied")
     if tok_dir:
@@ -360,6 +360,8 @@ def main():
     ap.add_argument("--logitscope", required=True)
     ap.add_argument("--tokenizer-from", default=None)
     ap.add_argument("--keep", default=None, help="write the models here and keep them")
+    ap.add_argument("--also-shape", default=None, metavar="SHAPE",
+                    help="also compare a bf16 model of this synth shape (e.g. qwen2.5-0.5b; slow, not run by CTest)")
     a = ap.parse_args()
     BIN = a.logitscope
     t0 = time.time()
@@ -411,6 +413,17 @@ def main():
             time.time() - t0, name, m.cfg.hidden_size, m.cfg.num_hidden_layers, m.cfg.num_attention_heads,
             m.cfg.num_key_value_heads, V, m.cfg.tie_word_embeddings))
         compare(name, d, m, seqs, summary, last_only=name.startswith("synth"))
+
+    if a.also_shape:
+        d = os.path.join(tmp, "synth_bf16_" + a.also_shape)
+        p, dt = synth(d, "bf16", 7, False, a.tokenizer_from, shape=a.also_shape)
+        if C.check(p.returncode == 0, "synth --shape %s --dtype bf16 (%.1fs) %s" % (a.also_shape, dt, p.stderr.strip()[-300:])):
+            m = ref.Qwen2Ref(d)
+            print("---- (%.1fs) %s: hidden %d, %d layers, %d/%d heads, vocab %d" % (
+                time.time() - t0, os.path.basename(d), m.cfg.hidden_size, m.cfg.num_hidden_layers,
+                m.cfg.num_attention_heads, m.cfg.num_key_value_heads, m.cfg.vocab_size))
+            compare(os.path.basename(d), d, m, [[9707, 11, 1879, 0, m.cfg.vocab_size - 1]], summary, last_only=False)
+            del m
 
     print("---- out-of-range token id (%.1fs)" % (time.time() - t0))
     name, d = models[0]
