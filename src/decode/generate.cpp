@@ -36,6 +36,7 @@ std::uint64_t random_seed() {
 
 namespace {
 
+// Generates returned sequence `seq`; every sequence runs in turn on source sequence 0.
 GenerationResult run_one(LogitsSource& source, int seq, std::span<const std::int32_t> prompt,
                          const GenerationConfig& config, const GenerateOptions& options,
                          ProcessorChain& chain, Rng& rng, DecodeMode mode) {
@@ -44,8 +45,8 @@ GenerationResult run_one(LogitsSource& source, int seq, std::span<const std::int
   std::vector<std::int32_t> tokens(prompt.begin(), prompt.end());
   TextStream stream(config.stop_strings);
   chain.reset();
-  source.reset(seq);
-  std::span<const float> raw = source.feed(seq, prompt);
+  source.reset(0);
+  std::span<const float> raw = source.feed(0, prompt);
   std::vector<float> work;
   std::vector<float> before;
   const bool tracing = static_cast<bool>(options.on_step);
@@ -119,7 +120,7 @@ GenerationResult run_one(LogitsSource& source, int seq, std::span<const std::int
         break;
       }
     }
-    if (step + 1 < max_new) raw = source.feed(seq, std::span<const std::int32_t>(&token, 1));
+    if (step + 1 < max_new) raw = source.feed(0, std::span<const std::int32_t>(&token, 1));
   }
   if (!stopped) result.finish = FinishReason::length;
   if (result.finish != FinishReason::stop_string) {

@@ -15,7 +15,7 @@ struct LogitsSource {
   // the token that follows. The span stays valid until the next call on this source.
   virtual std::span<const float> feed(int seq, std::span<const std::int32_t> tokens) = 0;
   // Beam search: makes `to_seq` a copy of `from_seq` (its tokens and cached state). Beam search
-  // with B beams uses sequence ids 0 .. 2B-1; sampling with n sequences uses 0 .. n-1.
+  // with B beams uses sequence ids 0 .. 2B-1; greedy and sampling use sequence 0 only.
   virtual void fork(int from_seq, int to_seq) = 0;
   // Empties sequence `seq`.
   virtual void reset(int seq) = 0;

@@ -31,32 +31,34 @@ std::string top_list(const std::vector<TokenScore>& top, const TokenBytesFn& tok
 }  // namespace
 
 std::string format_step(const StepTrace& s, const TokenBytesFn& token_bytes) {
-  std::string out = fmt::format("── step {} (sequence {}, {})", s.step, s.sequence, s.mode);
-  if (s.draw) out += fmt::format(", draw {:.17g}", *s.draw);
+  std::string out = fmt::format("── step {} · sequence {} · {}", s.step, s.sequence, s.mode);
+  if (s.draw) out += fmt::format(" · draw {:.17g}", *s.draw);
   out += "\n";
   if (s.raw_candidates > 0) {
-    out += fmt::format("  {:<44} {:>7} left  H={:.3f}  {}\n", "raw logits", s.raw_candidates,
+    out += fmt::format("  {:<22} {:>7} {:>8} {:>7}  {}\n", "stage", "left", "removed", "H nats",
+                       "top tokens: text#id score prob");
+    out += fmt::format("  {:<22} {:>7} {:>8} {:>7.3f}  {}\n", "raw logits", s.raw_candidates, "",
                        s.entropy_before, top_list(s.raw_top, token_bytes));
   }
   for (const auto& st : s.stages) {
-    std::string removed =
-        st.mass_removed > 0 ? fmt::format("  -{} mass", pct(st.mass_removed, 2)) : std::string();
-    out += fmt::format("  {:<44} {:>7} left  H={:.3f}{}  {}\n", st.description, st.candidates,
-                       st.entropy, removed, top_list(st.top, token_bytes));
+    const std::string removed = st.mass_removed > 0 ? pct(st.mass_removed, 2) : std::string();
+    out += fmt::format("  {:<22} {:>7} {:>8} {:>7.3f}  {}\n", st.name, st.candidates, removed,
+                       st.entropy, top_list(st.top, token_bytes));
   }
   if (s.chosen >= 0) {
     out += fmt::format(
-        "  chosen {} raw rank {}, raw p {} (logprob {:.4f}), final p {} "
-        "(logprob {:.4f})",
-        token_label(s.chosen, token_bytes), s.chosen_raw_rank, s.chosen_raw_prob,
-        s.chosen_raw_logprob, s.chosen_prob, s.chosen_logprob);
+        "  -> chosen {}: raw rank {}, raw p {} (logprob {:.4f}), final p {} (logprob {:.4f})",
+        token_label(s.chosen, token_bytes), s.chosen_raw_rank, pct(s.chosen_raw_prob, 2),
+        s.chosen_raw_logprob, pct(s.chosen_prob, 2), s.chosen_logprob);
     if (s.runner_up >= 0) {
       out += fmt::format(", margin {}{} over {}", s.margin_prob >= 0 ? "+" : "",
                          pct(s.margin_prob, 2), token_label(s.runner_up, token_bytes));
+    } else {
+      out += ", no runner-up left";
     }
     out += fmt::format(
-        "\n  entropy {:.3f} -> {:.3f} nats, truncation removed {} of the raw "
-        "mass, sequence logprob {:.4f}\n",
+        "\n     entropy {:.3f} -> {:.3f} nats · truncation removed {} of the raw mass · "
+        "sequence logprob {:.4f}\n",
         s.entropy_before, s.entropy_after, pct(s.mass_removed, 2), s.sequence_logprob);
   }
   for (const auto& b : s.beams) {

@@ -1,0 +1,188 @@
+// `logitscope chat`: an interactive multi-turn conversation through the model's chat template,
+// streaming each reply, with the same decoding flags as `generate` and commands to reset the
+// conversation, change a parameter, show the settings or trace the next replies. Each turn
+// re-renders the whole conversation and prefills it again (no KV reuse across turns yet).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "app/generation_cli.h"
+#include "app/prompt.h"
+#include "core/error.h"
+#include "decode/generate.h"
+#include "decode/trace_text.h"
+#include "model/model.h"
+#if __has_include("tokenizer/tokenizer.h") && __has_include("chat/chat_template.h")
+#include "chat/chat_template.h"
+#include "tokenizer/tokenizer.h"
+#define LS_HAVE_CHAT_DEPS 1
+#endif
+
+namespace ls::app {
+
+namespace {
+
+struct ChatCli {
+  ModelOptions model;
+  GenerationFlags flags;
+  std::string system;
+  int trace = 0;
+};
+
+#ifdef LS_HAVE_CHAT_DEPS
+constexpr const char* kHelp =
+    "commands:\n"
+    "  /reset               forget the conversation (keeps the settings)\n"
+    "  /set NAME VALUE      change a setting, e.g. /set temperature 0.3, /set top-k 20\n"
+    "  /show                the settings in force and where each came from\n"
+    "  /trace N             show every decoding stage of the next replies (0: off)\n"
+    "  /quit                leave (end of input does too)\n";
+
+// "top-k", "--top-k" or "top_k" -> "top_k"; "stop" -> "stop_strings".
+std::string field_name(std::string name) {
+  while (!name.empty() && name[0] == '-') name.erase(0, 1);
+  for (char& c : name) c = c == '-' ? '_' : c;
+  for (const auto& f : decode::generation_fields()) {
+    if (f.flag.substr(2) == name || f.name == name) return std::string(f.name);
+  }
+  std::string flag = name;
+  for (char& c : flag) c = c == '_' ? '-' : c;
+  for (const auto& f : decode::generation_fields()) {
+    if (f.flag.substr(2) == flag) return std::string(f.name);
+  }
+  fail("/set: unknown setting '{}'; try /show for the names", name);
+}
+
+void show(const decode::GenerationConfig& config) {
+  // Named: a range-for over items() of a temporary would iterate a destroyed object.
+  const auto settings = decode::settings_json(config);
+  for (const auto& [name, entry] : settings.items()) {
+    fmt::print("  {:<22} {:<24} {}\n", name, entry["value"].dump(),
+               entry["source"].get<std::string>());
+  }
+}
+
+void run_chat(ChatCli& o) {
+  LoadedModel lm = load_model(o.model);
+  if (!lm.tokenizer) fail("{}: chat needs a tokenizer.json", lm.model->path());
+  if (lm.chat_template_config.empty()) {
+    fail("{}: chat needs tokenizer_config.json with a chat_template", lm.model->path());
+  }
+  const auto tmpl = chat::ChatTemplate::from_tokenizer_config(lm.chat_template_config);
+  decode::GenerationConfig config = generation_config_from(o.flags, lm);
+  ThreadPool pool(o.model.threads);
+  SessionSource source(*lm.model, pool);
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  auto start_conversation = [&] {
+    messages = nlohmann::ordered_json::array();
+    if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
+  };
+  start_conversation();
+  fmt::print("chatting with {} ({}); /help for commands\n", lm.model->path(),
+             decode::to_string(decode::decode_mode(config)));
+  std::string line;
+  while (true) {
+    fmt::print("> ");
+    std::fflush(stdout);
+    if (!std::getline(std::cin, line)) break;
+    if (line.empty()) continue;
+    // A bad command or a failed turn must not end an interactive session: report and go on.
+    try {
+      if (line[0] == '/') {
+        const auto space = line.find(' ');
+        const std::string cmd = line.substr(0, space);
+        const std::string rest = space == std::string::npos ? "" : line.substr(space + 1);
+        if (cmd == "/quit" || cmd == "/exit") break;
+        if (cmd == "/help") {
+          fmt::print("{}", kHelp);
+        } else if (cmd == "/reset") {
+          start_conversation();
+          fmt::print("(conversation cleared)\n");
+        } else if (cmd == "/show") {
+          show(config);
+        } else if (cmd == "/trace") {
+          o.trace = rest.empty() ? 5 : std::stoi(rest);
+        } else if (cmd == "/set") {
+          const auto sp = rest.find(' ');
+          if (sp == std::string::npos) fail("/set needs NAME VALUE, e.g. /set temperature 0.3");
+          decode::GenerationConfig next = config;
+          const std::string name = field_name(rest.substr(0, sp));
+          decode::set_from_flag(next, name, rest.substr(sp + 1));
+          decode::validate(next);
+          config = std::move(next);
+          fmt::print("({} = {})\n", name, decode::settings_json(config)[name]["value"].dump());
+        } else {
+          fmt::print("unknown command {}; /help lists them\n", cmd);
+        }
+        continue;
+      }
+      messages.push_back({{"role", "user"}, {"content", line}});
+      const std::string text = tmpl.render(messages, nullptr, /*add_generation_prompt=*/true);
+      const std::vector<std::int32_t> ids = lm.tokenizer->encode(text);
+      decode::GenerateOptions go;
+      go.token_bytes = [&](std::int32_t id) { return token_bytes(lm, id); };
+      go.context_limit = static_cast<std::int32_t>(lm.model->config().max_position_embeddings);
+      go.on_text = [](int, std::string_view t) {
+        fmt::print("{}", t);
+        std::fflush(stdout);
+      };
+      if (o.trace > 0) {
+        go.trace_top_n = o.trace;
+        go.on_step = [&](const decode::StepTrace& s) {
+          fmt::print(stderr, "{}", decode::format_step(s, go.token_bytes));
+        };
+      }
+      decode::GenerationConfig turn = config;
+      turn.num_return_sequences = 1;
+      const auto t0 = std::chrono::steady_clock::now();
+      decode::GenerationRun run;
+      try {
+        run = decode::generate(source, ids, turn, go);
+      } catch (...) {
+        messages.erase(messages.size() - 1);
+        throw;
+      }
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const auto& r = run.sequences.front();
+      messages.push_back({{"role", "assistant"}, {"content", r.text}});
+      fmt::print("\n");
+      fmt::print(stderr, "[{} tokens · finish {} · {:.1f} tok/s · prompt {} tokens]\n",
+                 r.tokens.size(), decode::to_string(r.finish),
+                 seconds > 0 ? static_cast<double>(r.tokens.size()) / seconds : 0.0, ids.size());
+    } catch (const Error& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+    } catch (const std::logic_error&) {  // std::stoi in /trace
+      fmt::print(stderr, "error: /trace expects a number\n");
+    }
+  }
+  fmt::print("\n");
+}
+#else
+void run_chat(ChatCli&) {
+  fail("chat is not available in this build (it needs the tokenizer and the chat template)");
+}
+#endif
+
+}  // namespace
+
+void add_chat_command(CLI::App& app) {
+  auto o = std::make_shared<ChatCli>();
+  auto* cmd = app.add_subcommand("chat", "Interactive multi-turn chat through the chat template");
+  add_model_options(*cmd, o->model);
+  add_generation_flags(*cmd, o->flags);
+  cmd->add_option("--system", o->system, "System message");
+  cmd->add_option("--trace", o->trace, "Show every decoding stage of each reply (on stderr)")
+      ->expected(0, 1)
+      ->default_str("5");
+  cmd->callback([o] { run_chat(*o); });
+}
+
+}  // namespace ls::app

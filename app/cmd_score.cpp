@@ -1,0 +1,131 @@
+// `logitscope score`: how likely a model finds a given continuation of a prompt. One forward
+// pass over prompt + text; per token the log-probability (log_softmax of the raw logits, like
+// transformers' compute_transition_scores with normalize_logits=True), its rank and the model's
+// own top choice; then the sum, the mean and the perplexity.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "app/prompt.h"
+#include "core/error.h"
+#include "decode/score.h"
+#include "model/model.h"
+#if __has_include("tokenizer/tokenizer.h")
+#include "tokenizer/tokenizer.h"
+#define LS_HAVE_TOKENIZER 1
+#endif
+
+namespace ls::app {
+
+namespace {
+
+struct ScoreCli {
+  ModelOptions model;
+  PromptOptions prompt;
+  std::string text;
+  std::string text_tokens;
+  bool json = false;
+};
+
+void run_score(ScoreCli& o) {
+  LoadedModel lm = load_model(o.model);
+  const std::vector<std::int32_t> ids = prompt_tokens(o.prompt, lm);
+  std::vector<std::int32_t> cont;
+  if (!o.text_tokens.empty()) {
+    cont = parse_token_list(o.text_tokens, "--text-tokens");
+  } else {
+    if (o.text.empty())
+      fail("give the continuation to score with --text TEXT or --text-tokens 1,2");
+    if (!lm.tokenizer)
+      fail("{}: --text needs a tokenizer.json in the model directory", lm.model->path());
+#ifdef LS_HAVE_TOKENIZER
+    cont = lm.tokenizer->encode(o.text);
+#else
+    fail("--text is not available in this build (no tokenizer); use --text-tokens");
+#endif
+  }
+  if (ids.empty()) fail("the prompt is empty: the first token of --text has no context to score");
+  if (cont.empty()) fail("--text gives no tokens");
+  const auto V = static_cast<std::size_t>(lm.model->config().vocab_size);
+  const auto max_pos = lm.model->config().max_position_embeddings;
+  if (static_cast<std::int64_t>(ids.size() + cont.size() - 1) > max_pos) {
+    fail("prompt ({} tokens) + text ({} tokens) exceed the model's context of {} positions",
+         ids.size(), cont.size(), max_pos);
+  }
+  ThreadPool pool(o.model.threads);
+  Session session(*lm.model, pool);
+  // Row i must be the logits at the position before cont[i]: the last prompt row, then the
+  // rows of every continuation token but the last.
+  std::vector<float> rows;
+  const auto last = session.feed(ids);
+  rows.assign(last.begin(), last.end());
+  if (cont.size() > 1) {
+    const auto more = session.feed(std::span<const std::int32_t>(cont).first(cont.size() - 1),
+                                   /*all_positions=*/true);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  const decode::ScoreResult r = decode::score_rows(rows, static_cast<std::int32_t>(V), cont);
+
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["model"] = lm.model->path();
+    j["prompt_tokens"] = ids.size();
+    if (!o.prompt.rendered.empty()) j["prompt"] = o.prompt.rendered;
+    j["tokens"] = nlohmann::ordered_json::array();
+    for (const auto& t : r.tokens) {
+      j["tokens"].push_back(
+          {{"id", t.id},
+           {"text", token_text(lm, t.id)},
+           {"logit", t.logit},
+           {"logprob", t.logprob},
+           {"prob", std::exp(t.logprob)},
+           {"rank", t.rank},
+           {"top",
+            {{"id", t.top_id}, {"text", token_text(lm, t.top_id)}, {"logit", t.top_logit}}}});
+    }
+    j["n_tokens"] = r.tokens.size();
+    j["sum_logprob"] = r.sum;
+    j["mean_logprob"] = r.mean;
+    j["perplexity"] = r.perplexity;
+    fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return;
+  }
+  fmt::print("model  {}\nprompt {} tokens, text {} tokens\n\n", lm.model->path(), ids.size(),
+             cont.size());
+  fmt::print("{:>4}  {:>7}  {:<20}  {:>10}  {:>9}  {:>7}  {}\n", "pos", "id", "token", "logprob",
+             "prob", "rank", "model's top choice");
+  for (std::size_t i = 0; i < r.tokens.size(); ++i) {
+    const auto& t = r.tokens[i];
+    const std::string text = fmt::format("\"{}\"", printable(token_bytes(lm, t.id)));
+    const std::string top =
+        t.rank == 1 ? std::string("(this token)")
+                    : fmt::format("\"{}\" #{} ({:+.3f})", printable(token_bytes(lm, t.top_id)),
+                                  t.top_id, static_cast<double>(t.top_logit - t.logit));
+    fmt::print("{:>4}  {:>7}  {:<20}  {:>10.4f}  {:>9.6f}  {:>7}  {}\n", i, t.id, text, t.logprob,
+               std::exp(t.logprob), t.rank, top);
+  }
+  fmt::print("\nsum logprob  {:.4f}\nmean logprob {:.4f}\nperplexity   {:.4f}\n", r.sum, r.mean,
+             r.perplexity);
+}
+
+}  // namespace
+
+void add_score_command(CLI::App& app) {
+  auto o = std::make_shared<ScoreCli>();
+  auto* cmd = app.add_subcommand(
+      "score", "Per-token log-probabilities of a given continuation, their sum and perplexity");
+  add_model_options(*cmd, o->model);
+  add_prompt_options(*cmd, o->prompt);
+  auto* text = cmd->add_option("--text", o->text, "The continuation to score");
+  auto* tokens = cmd->add_option("--text-tokens", o->text_tokens, "The continuation as ids: 1,2,3");
+  text->excludes(tokens);
+  cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
+  cmd->callback([o] { run_score(*o); });
+}
+
+}  // namespace ls::app

@@ -1,0 +1,115 @@
+// Decoding flags and the Session-backed logits source (see generation_cli.h).
+#include "app/generation_cli.h"
+
+#include "core/error.h"
+#include "decode/words.h"
+#if __has_include("tokenizer/tokenizer.h")
+#include "tokenizer/tokenizer.h"
+#define LS_HAVE_TOKENIZER 1
+#endif
+
+namespace ls::app {
+
+namespace {
+
+// "\n", "\t" and "\\" in --stop values, so that a newline can be typed on a command line.
+std::string unescape(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      const char c = s[i + 1];
+      if (c == 'n' || c == 't' || c == '\\') {
+        out += c == 'n' ? '\n' : c == 't' ? '\t' : '\\';
+        ++i;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
+  for (const auto& field : decode::generation_fields()) {
+    const std::string name(field.name);
+    std::string help(field.help);
+    if (name == "stop_strings") help += "; \\n and \\t are unescaped";
+    CLI::Option* opt = nullptr;
+    if (field.repeatable) {
+      opt = cmd.add_option(std::string(field.flag), f.repeated[name], help);
+    } else {
+      opt = cmd.add_option(std::string(field.flag), f.single[name], help);
+      // Booleans may be given bare: --do-sample means --do-sample true.
+      if (name == "do_sample" || name == "remove_invalid_values") opt->expected(0, 1);
+    }
+    f.options[name] = opt;
+  }
+  cmd.add_option("--ban-word", f.ban_words,
+                 "Never generate WORD (every tokenization, with and without a leading space)");
+  cmd.add_option("--logit-bias-word", f.bias_words, "Bias a word's tokens: \"WORD=BIAS\"");
+  cmd.add_flag("--no-generation-config", f.no_generation_config,
+               "Ignore the model's generation_config.json (start from transformers' defaults)");
+}
+
+decode::GenerationConfig generation_config_from(const GenerationFlags& f, const LoadedModel& lm) {
+  decode::GenerationConfig config;
+  if (!f.no_generation_config && !lm.model->generation_config().empty()) {
+    decode::apply_generation_json(config, lm.model->generation_config(),
+                                  lm.model->path() + "/generation_config.json");
+  }
+  for (const auto& field : decode::generation_fields()) {
+    const std::string name(field.name);
+    if (f.options.at(name)->count() == 0) continue;
+    if (field.repeatable) {
+      for (const auto& v : f.repeated.at(name)) {
+        decode::set_from_flag(config, name, name == "stop_strings" ? unescape(v) : v);
+      }
+    } else {
+      const std::string& v = f.single.at(name);
+      decode::set_from_flag(config, name, v.empty() ? "true" : v);
+    }
+  }
+  if (!f.ban_words.empty() || !f.bias_words.empty()) {
+#ifdef LS_HAVE_TOKENIZER
+    if (!lm.tokenizer) {
+      fail("--ban-word/--logit-bias-word need a tokenizer.json in {}", lm.model->path());
+    }
+    const decode::EncodeFn encode = [&](std::string_view text) {
+      return lm.tokenizer->encode(text, /*split_special=*/true);
+    };
+    for (const auto& w : f.ban_words) decode::add_banned_word(config, w, encode);
+    for (const auto& w : f.bias_words) decode::add_word_bias(config, w, encode);
+#else
+    fail("--ban-word/--logit-bias-word are not available in this build (no tokenizer)");
+#endif
+  }
+  decode::validate(config);
+  return config;
+}
+
+std::int32_t SessionSource::vocab_size() const {
+  return static_cast<std::int32_t>(model_.config().vocab_size);
+}
+
+std::span<const float> SessionSource::feed(int seq, std::span<const std::int32_t> tokens) {
+  return session(seq).feed(tokens);
+}
+
+void SessionSource::fork(int from_seq, int to_seq) {
+  if (from_seq == to_seq) return;
+  sessions_[to_seq] = std::make_unique<Session>(session(from_seq));
+}
+
+void SessionSource::reset(int seq) {
+  session(seq).reset();
+}
+
+Session& SessionSource::session(int seq) {
+  auto& s = sessions_[seq];
+  if (!s) s = std::make_unique<Session>(model_, pool_);
+  return *s;
+}
+
+}  // namespace ls::app
