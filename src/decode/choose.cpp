@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "decode/distribution.h"
@@ -35,19 +37,23 @@ std::int32_t choose_greedy(std::span<const float> scores) {
 std::int32_t choose_sample(std::span<const float> scores, double draw) {
   const double m = checked_max(scores, "sample");
   if (!(draw >= 0.0 && draw < 1.0)) fail("sample: the draw must be in [0, 1), got {}", draw);
+  // Weights of the remaining candidates only (after truncation, a handful of the vocabulary).
+  std::vector<std::pair<std::int32_t, double>> weights;
   double total = 0.0;
-  for (float s : scores) total += std::exp(static_cast<double>(s) - m);
-  const double target = draw * total;
-  double cumulative = 0.0;
-  std::int32_t last_positive = -1;
   for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (scores[i] == -std::numeric_limits<float>::infinity()) continue;
     const double w = std::exp(static_cast<double>(scores[i]) - m);
     if (w <= 0.0) continue;
-    cumulative += w;
-    last_positive = static_cast<std::int32_t>(i);
-    if (cumulative > target) return last_positive;
+    weights.emplace_back(static_cast<std::int32_t>(i), w);
+    total += w;
   }
-  return last_positive;  // rounding left the target at the very end
+  const double target = draw * total;
+  double cumulative = 0.0;
+  for (const auto& [id, w] : weights) {
+    cumulative += w;
+    if (cumulative > target) return id;
+  }
+  return weights.back().first;  // rounding left the target at the very end
 }
 
 }  // namespace ls::decode

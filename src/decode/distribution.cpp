@@ -21,8 +21,11 @@ std::vector<double> softmax(std::span<const float> scores) {
   std::vector<double> p(scores.size(), 0.0);
   const float m = max_score(scores);
   if (m == -std::numeric_limits<float>::infinity()) return p;
+  // Removed tokens (-inf) are skipped: after truncation they are nearly the whole vocabulary.
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   double total = 0.0;
   for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (scores[i] == kNegInf) continue;
     p[i] = std::exp(static_cast<double>(scores[i]) - static_cast<double>(m));
     total += p[i];
   }
@@ -34,7 +37,11 @@ double log_sum_exp(std::span<const float> scores) {
   const float m = max_score(scores);
   if (m == -std::numeric_limits<float>::infinity()) return -std::numeric_limits<double>::infinity();
   double total = 0.0;
-  for (float s : scores) total += std::exp(static_cast<double>(s) - static_cast<double>(m));
+  for (float s : scores) {
+    if (s != -std::numeric_limits<float>::infinity()) {
+      total += std::exp(static_cast<double>(s) - static_cast<double>(m));
+    }
+  }
   return static_cast<double>(m) + std::log(total);
 }
 
