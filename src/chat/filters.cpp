@@ -1,7 +1,7 @@
-// jinja2's builtin filters, with Hugging Face's tojson (json.dumps with ensure_ascii=False).
-// Filters that return generators in jinja2 (map, select, reject, selectattr, rejectattr,
-// unique, items, batch, slice) return SeqType::Generator lists, which - like Python
-// generators - have no length and are always true; `|list` turns them into lists.
+// jinja2's sequence filters (map, select, join, sort, unique, ...) and the filter table.
+// Filters that are generators in jinja2 (map, select, reject, selectattr, rejectattr, unique,
+// items, batch, slice) return lazy iterators here too: they run when first iterated, have no
+// length, are always true, and are empty once consumed. Text filters are in filters_text.cpp.
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
@@ -128,6 +128,10 @@ Value f_dictsort(Interpreter&, const Value& v, const CallArgs& a) {
 
 Value f_first(Interpreter&, const Value& v, const CallArgs& a) {
   bind_filter("first", v, a, {Param("seq")});
+  if (is_iterator(v)) {  // next(iter(seq)) takes just one item from a generator
+    if (auto item = next_item(v)) return *item;
+    return Value::undefined("No first item, sequence was empty.");
+  }
   auto items = iterate(v);
   if (items.empty()) return Value::undefined("No first item, sequence was empty.");
   return items.front();
@@ -300,10 +304,11 @@ Value f_reverse(Interpreter&, const Value& v, const CallArgs& a) {
     return str_v(pystr::encode(cps));
   }
   if (v.is_undefined() || !is_iterable(v)) fail("argument must be iterable");
+  // reversed() where Python has it (a lazy iterator), else list(value) reversed
+  bool reversible = v.is_dict() || (v.is_list() && !is_iterator(v));
   auto items = iterate(v);
   std::reverse(items.begin(), items.end());
-  bool plain = v.is_list() && v.seq_type() == SeqType::List;
-  return Value::list(std::move(items), plain ? SeqType::ReverseIterator : SeqType::Generator);
+  return Value::list(std::move(items), reversible ? SeqType::ReverseIterator : SeqType::List);
 }
 
 Value f_slice(Interpreter&, const Value& v, const CallArgs& a) {
@@ -379,11 +384,21 @@ Value f_unique(Interpreter& in, const Value& v, const CallArgs& a) {
   return generator(std::move(out));
 }
 
+// jinja2's generator filters run only when their result is iterated (and only once).
+template <FilterFn eager>
+Value lazy(Interpreter& in, const Value& v, const CallArgs& a) {
+  int depth = v.depth();
+  for (const auto& p : a.positional) depth = std::max(depth, p.depth());
+  for (const auto& [k, p] : a.keywords) depth = std::max(depth, p.depth());
+  Interpreter* interpreter = &in;  // generators never outlive the render that made them
+  return Value::iterator([interpreter, v, a] { return iterate(eager(*interpreter, v, a)); }, depth);
+}
+
 const std::unordered_map<std::string_view, FilterFn>& filters() {
   static const std::unordered_map<std::string_view, FilterFn> table = {
       {"abs", f_abs},
       {"attr", f_attr},
-      {"batch", f_batch},
+      {"batch", lazy<f_batch>},
       {"capitalize", f_capitalize},
       {"center", f_center},
       {"count", f_length},
@@ -399,24 +414,24 @@ const std::unordered_map<std::string_view, FilterFn>& filters() {
       {"groupby", f_groupby},
       {"indent", f_indent},
       {"int", f_int},
-      {"items", f_items},
+      {"items", lazy<f_items>},
       {"join", f_join},
       {"last", f_last},
       {"length", f_length},
       {"list", f_list},
       {"lower", f_lower},
-      {"map", f_map},
+      {"map", lazy<f_map>},
       {"max", f_max},
       {"min", f_min},
-      {"reject", f_reject},
-      {"rejectattr", f_rejectattr},
+      {"reject", lazy<f_reject>},
+      {"rejectattr", lazy<f_rejectattr>},
       {"replace", f_replace},
       {"reverse", f_reverse},
       {"round", f_round},
       {"safe", f_safe},
-      {"select", f_select},
-      {"selectattr", f_selectattr},
-      {"slice", f_slice},
+      {"select", lazy<f_select>},
+      {"selectattr", lazy<f_selectattr>},
+      {"slice", lazy<f_slice>},
       {"sort", f_sort},
       {"string", f_string},
       {"striptags", f_striptags},
@@ -425,7 +440,7 @@ const std::unordered_map<std::string_view, FilterFn>& filters() {
       {"tojson", f_tojson},
       {"trim", f_trim},
       {"truncate", f_truncate},
-      {"unique", f_unique},
+      {"unique", lazy<f_unique>},
       {"upper", f_upper},
       {"wordcount", f_wordcount},
   };

@@ -103,6 +103,7 @@ Value f_indent(Interpreter& in, const Value& v, const CallArgs& a) {
     in.check_string_size(static_cast<std::size_t>(std::max<std::int64_t>(w, 0)));
     indent.assign(static_cast<std::size_t>(std::max<std::int64_t>(w, 0)), ' ');
   }
+  if (v.is_undefined()) fail_undefined(v);  // jinja2 appends "\n" to it first
   auto lines = pystr::splitlines(to_str(v) + "\n", false);
   std::string out;
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -260,8 +261,16 @@ Value f_truncate(Interpreter&, const Value& v, const CallArgs& a) {
        Param("end", str_v("...")), Param("leeway", Value::none())});
   auto cps = pystr::decode(to_str(v));
   std::u32string end = pystr::decode(to_str(b[3]));
-  std::int64_t length = b[1].is_integral() ? b[1].as_int() : 255;
-  std::int64_t leeway = b[4].is_integral() ? b[4].as_int() : 5;
+  for (int k : {1, 4}) {
+    if (b[k].is_undefined()) fail_undefined(b[k]);
+    if (!b[k].is_integral() && !(k == 4 && b[k].is_none())) {
+      fail("truncate: {} must be an integer, not {}", k == 1 ? "length" : "leeway",
+           type_name(b[k]));
+    }
+  }
+  std::int64_t length = b[1].as_int();
+  std::int64_t leeway = b[4].is_none() ? 5 : b[4].as_int();
+  if (leeway < 0) fail("expected leeway >= 0, got {}", leeway);
   if (length < static_cast<std::int64_t>(end.size()))
     fail("expected length >= {}, got {}", end.size(), length);
   if (static_cast<std::int64_t>(cps.size()) <= length + leeway) return str_v(pystr::encode(cps));

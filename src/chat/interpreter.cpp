@@ -3,6 +3,7 @@
 // attributes, captured blocks), macros and call blocks, filter and with blocks, and the limits.
 #include "chat/interpreter.h"
 
+#include <exception>
 #include <new>
 
 #include "chat/library.h"
@@ -42,7 +43,8 @@ Interpreter::RecursionGuard::RecursionGuard(Interpreter& in) : in_(in), line_(in
 
 Interpreter::RecursionGuard::~RecursionGuard() {
   --in_.recursion_;
-  in_.line_ = line_;
+  // back at the call site; while an error unwinds, keep the line where it happened
+  if (std::uncaught_exceptions() == 0) in_.line_ = line_;
 }
 
 Interpreter::DepthGuard::DepthGuard(Interpreter& in) : in_(in) {

@@ -253,6 +253,12 @@ bool contains(const Value& container, const Value& item) {
       }
       return container.as_string().find(item.as_string()) != std::string::npos;
     case Kind::List:
+      if (is_iterator(container)) {  // consumes the iterator up to the match, as Python does
+        while (auto v = next_item(container)) {
+          if (equals(*v, item)) return true;
+        }
+        return false;
+      }
       for (const auto& v : container.items()) {
         if (equals(v, item)) return true;
       }
@@ -266,18 +272,22 @@ bool contains(const Value& container, const Value& item) {
 }
 
 Value slice(const Value& obj, const Value& start_v, const Value& stop_v, const Value& step_v) {
-  bool sliceable = obj.is_string() || is_plain_seq(obj);
+  // Python checks the step first (a zero step is an error), then start and stop; a TypeError
+  // (wrong object or index types) becomes Undefined in jinja2's getitem.
+  auto cannot = [&] {
+    return Value::undefined(fmt::format("'{} object' cannot be sliced", type_name(obj)));
+  };
+  if (!obj.is_string() && !is_plain_seq(obj)) return cannot();
+  if (!step_v.is_none() && !step_v.is_integral()) return cannot();
+  std::int64_t step = step_v.is_none() ? 1 : step_v.as_int();
+  if (step == 0) fail("slice step cannot be zero");
+  for (const Value* v : {&start_v, &stop_v}) {
+    if (!v->is_none() && !v->is_integral()) return cannot();
+  }
   auto index = [&](const Value& v) -> std::optional<std::int64_t> {
     if (v.is_none()) return std::nullopt;
     return v.as_int();
   };
-  for (const Value* v : {&start_v, &stop_v, &step_v}) {
-    if (!v->is_none() && !v->is_integral()) sliceable = false;  // TypeError: jinja2 -> Undefined
-  }
-  if (!sliceable)
-    return Value::undefined(fmt::format("'{} object' cannot be sliced", type_name(obj)));
-  std::int64_t step = index(step_v).value_or(1);
-  if (step == 0) fail("slice step cannot be zero");
   std::u32string cps;
   if (obj.is_string()) cps = pystr::decode(obj.as_string());
   std::int64_t len = obj.is_string() ? static_cast<std::int64_t>(cps.size())

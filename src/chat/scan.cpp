@@ -1,6 +1,9 @@
 // Walks over the syntax tree (see scan.h).
 #include "chat/scan.h"
 
+#include "chat/library.h"
+#include "chat/template_error.h"
+
 namespace ls::chat {
 
 using namespace ast;
@@ -143,6 +146,108 @@ bool body_references(const Body& body, std::string_view name) {
     if (stmt_references(*s, name)) return true;
   }
   return false;
+}
+
+namespace {
+
+class NameChecker {
+ public:
+  explicit NameChecker(const std::string& name) : name_(name) {}
+
+  void expr(const Expr* e, bool soft) {
+    if (!e) return;
+    if (e->kind == ExprKind::Cond) soft = true;  // jinja2 compiles it in a "soft" frame
+    if (!soft && (e->kind == ExprKind::Filter || e->kind == ExprKind::Test)) {
+      const auto& f = static_cast<const FilterExpr&>(*e);
+      bool known = e->kind == ExprKind::Filter ? find_filter(f.name) != nullptr
+                                               : find_test(f.name) != nullptr;
+      if (!known) {
+        syntax_error(name_, e->line,
+                     fmt::format("no {} named '{}'",
+                                 e->kind == ExprKind::Filter ? "filter" : "test", f.name));
+      }
+    }
+    for_each_child(*e, [&](const Expr& c) { expr(&c, soft); });
+  }
+
+  void body(const Body& b, bool soft) {
+    for (const auto& s : b) stmt(*s, soft);
+  }
+
+  void stmt(const Stmt& s, bool soft) {
+    switch (s.kind) {
+      case StmtKind::Text:
+      case StmtKind::Break:
+      case StmtKind::Continue:
+        return;
+      case StmtKind::Print:
+        expr(static_cast<const PrintStmt&>(s).expr.get(), soft);
+        return;
+      case StmtKind::If: {
+        const auto& i = static_cast<const IfStmt&>(s);
+        for (const auto& [test, b] : i.branches) {
+          expr(test.get(), true);
+          body(b, true);
+        }
+        body(i.otherwise, true);
+        return;
+      }
+      case StmtKind::For: {  // the loop body is a new (not soft) frame
+        const auto& f = static_cast<const ForStmt&>(s);
+        expr(f.iter.get(), soft);
+        expr(f.filter.get(), false);
+        body(f.body, false);
+        body(f.otherwise, false);
+        return;
+      }
+      case StmtKind::Set:
+        expr(static_cast<const SetStmt&>(s).value.get(), soft);
+        return;
+      case StmtKind::SetBlock: {
+        const auto& b = static_cast<const SetBlockStmt&>(s);
+        expr(b.filter.get(), false);
+        body(b.body, false);
+        return;
+      }
+      case StmtKind::Macro: {
+        const auto& def = static_cast<const MacroStmt&>(s).def;
+        for (const auto& d : def.defaults) expr(d.get(), false);
+        body(def.body, false);
+        return;
+      }
+      case StmtKind::CallBlock: {
+        const auto& c = static_cast<const CallBlockStmt&>(s);
+        expr(c.call.get(), soft);
+        for (const auto& d : c.caller.defaults) expr(d.get(), false);
+        body(c.caller.body, false);
+        return;
+      }
+      case StmtKind::FilterBlock: {
+        const auto& f = static_cast<const FilterBlockStmt&>(s);
+        expr(f.filter.get(), false);
+        body(f.body, false);
+        return;
+      }
+      case StmtKind::With: {
+        const auto& w = static_cast<const WithStmt&>(s);
+        for (const auto& [target, value] : w.assignments) expr(value.get(), soft);
+        body(w.body, false);
+        return;
+      }
+      case StmtKind::Generation:
+        body(static_cast<const BlockStmt&>(s).body, false);
+        return;
+    }
+  }
+
+ private:
+  const std::string& name_;
+};
+
+}  // namespace
+
+void check_filter_and_test_names(const TemplateAst& tpl) {
+  NameChecker(tpl.name).body(tpl.body, false);
 }
 
 }  // namespace ls::chat

@@ -2,12 +2,14 @@
 #include "chat/template.h"
 
 #include "chat/parser.h"
+#include "chat/scan.h"
 
 namespace ls::chat {
 
 Template Template::parse(std::string source, std::string name) {
   Template t;
   t.ast_ = parse_template(source, name);
+  check_filter_and_test_names(*t.ast_);
   return t;
 }
 

@@ -90,6 +90,41 @@ Value Value::group(Value grouper, Value members) {
   return Value(Storage(std::shared_ptr<const List>(std::move(l))));
 }
 
+Value Value::iterator(std::function<std::vector<Value>()> produce, int depth, SeqType type) {
+  check_depth(depth + 1);
+  auto l = std::make_shared<List>();
+  l->type = type;
+  l->depth = depth + 1;
+  l->produce = std::move(produce);
+  return Value(Storage(std::shared_ptr<const List>(std::move(l))));
+}
+
+bool is_iterator(const Value& v) {
+  return v.is_list() &&
+         (v.seq_type() == SeqType::Generator || v.seq_type() == SeqType::ReverseIterator);
+}
+
+// Runs an iterator's producer once; its items then live in `items` (cast: List is shared
+// const everywhere else, but an iterator's state is meant to change, as in Python).
+static List& produced(const Value& v) {
+  auto& l = const_cast<List&>(v.as_list());
+  if (l.produce) {
+    auto produce = std::move(l.produce);
+    l.produce = nullptr;
+    l.items = produce();
+    for (const auto& item : l.items) {
+      if (item.depth() + 1 > l.depth) check_depth(item.depth() + 1);
+    }
+  }
+  return l;
+}
+
+std::optional<Value> next_item(const Value& v) {
+  List& l = produced(v);
+  if (l.next >= l.items.size()) return std::nullopt;
+  return l.items[l.next++];
+}
+
 Value Value::list(std::vector<Value> items, SeqType type) {
   auto l = std::make_shared<List>();
   int depth = 0;
@@ -512,6 +547,13 @@ std::vector<Value> iterate(const Value& v) {
     case Kind::Undefined:
       return {};
     case Kind::List:
+      if (is_iterator(v)) {
+        List& l = produced(v);
+        std::vector<Value> rest(l.items.begin() + static_cast<std::ptrdiff_t>(l.next),
+                                l.items.end());
+        l.next = l.items.size();
+        return rest;
+      }
       return v.items();
     case Kind::Dict: {
       std::vector<Value> keys;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,11 @@ struct List {
   SeqType type = SeqType::List;
   int depth = 1;
   bool group = false;  // a (grouper, list) tuple from |groupby, with those two attributes
+  // Generator and ReverseIterator values are Python iterators: `produce` computes the items on
+  // first use (so errors, like Python's, wait until then), and consuming them is final - a
+  // second loop over the same generator sees nothing, as in jinja2.
+  mutable std::function<std::vector<Value>()> produce;
+  mutable std::size_t next = 0;
 };
 
 struct Dict {
@@ -88,6 +94,9 @@ class Value {
   static Value list(std::vector<Value> items, SeqType type = SeqType::List);
   static Value tuple(std::vector<Value> items) { return list(std::move(items), SeqType::Tuple); }
   static Value group(Value grouper, Value members);  // |groupby's (grouper, list) tuple
+  // A lazy iterator (SeqType::Generator or ReverseIterator); `depth` bounds what it captured.
+  static Value iterator(std::function<std::vector<Value>()> produce, int depth,
+                        SeqType type = SeqType::Generator);
   static Value dict(Dict d);
   static Value object(std::shared_ptr<Object> o) { return Value(std::move(o)); }
   static Value from_json(const nlohmann::ordered_json& j);
@@ -148,7 +157,11 @@ std::size_t hash(const Value& v);                        // throws for unhashabl
 // len(v) where Python allows it, else nullopt.
 std::optional<std::size_t> length(const Value& v);
 // iter(v) materialized: list items, dict keys, string characters; throws if not iterable.
+// Consumes iterators (generators): what remains of them, then they are exhausted.
 std::vector<Value> iterate(const Value& v);
+// next(iter(v)) for an iterator: its next item (consumed), or nullopt when exhausted.
+std::optional<Value> next_item(const Value& iterator);
+bool is_iterator(const Value& v);  // a Generator or ReverseIterator
 bool is_iterable(const Value& v);
 
 }  // namespace ls::chat
