@@ -303,7 +303,8 @@ Value f_reverse(Interpreter&, const Value& v, const CallArgs& a) {
     std::reverse(cps.begin(), cps.end());
     return str_v(pystr::encode(cps));
   }
-  if (v.is_undefined() || !is_iterable(v)) fail("argument must be iterable");
+  if (v.is_undefined()) return Value::list({}, SeqType::ReverseIterator);  // len 0: empty
+  if (!is_iterable(v)) fail("argument must be iterable");
   // reversed() where Python has it (a lazy iterator), else list(value) reversed
   bool reversible = v.is_dict() || (v.is_list() && !is_iterator(v));
   auto items = iterate(v);

@@ -260,6 +260,8 @@ Value f_truncate(Interpreter&, const Value& v, const CallArgs& a) {
       {Param("s"), Param("length", Value::integer(255)), Param("killwords", Value::boolean(false)),
        Param("end", str_v("...")), Param("leeway", Value::none())});
   auto cps = pystr::decode(to_str(v));
+  if (!b[3].is_string() && !b[3].is_undefined())
+    fail("object of type '{}' has no len()", type_name(b[3]));
   std::u32string end = pystr::decode(to_str(b[3]));
   for (int k : {1, 4}) {
     if (b[k].is_undefined()) fail_undefined(b[k]);
@@ -274,6 +276,7 @@ Value f_truncate(Interpreter&, const Value& v, const CallArgs& a) {
   if (length < static_cast<std::int64_t>(end.size()))
     fail("expected length >= {}, got {}", end.size(), length);
   if (static_cast<std::int64_t>(cps.size()) <= length + leeway) return str_v(pystr::encode(cps));
+  if (b[3].is_undefined()) fail_undefined(b[3]);  // str + Undefined
   std::u32string head = cps.substr(0, static_cast<std::size_t>(length) - end.size());
   if (!truthy(b[2])) {
     auto space = head.rfind(U' ');

@@ -95,6 +95,10 @@ std::string format_int(Interpreter& in, std::int64_t v, Spec s) {
     default:
       digits = std::to_string(mag);
   }
+  // printf's precision for integers is a minimum number of digits ("%.5d" -> 00003)
+  if (s.precision > static_cast<std::int64_t>(digits.size())) {
+    digits.insert(0, static_cast<std::size_t>(s.precision) - digits.size(), '0');
+  }
   if (s.grouping)
     digits =
         group_digits(digits, s.grouping, (s.type == 0 || s.type == 'd' || s.type == 'n') ? 3 : 4);
@@ -351,6 +355,7 @@ std::string format_value(Interpreter& in, const Value& v, const std::string& spe
     if (s.type && std::string_view("dbcoxXn").find(s.type) == std::string_view::npos) {
       fail("Unknown format code '{}' for object of type '{}'", s.type, type_name(v));
     }
+    if (s.precision >= 0) fail("Precision not allowed in integer format specifier");
     return format_int(in, v.as_int(), s);
   }
   if (v.is_float()) {

@@ -209,7 +209,9 @@ class Lexer {
       line_starting_ = src_[pos_ - 1] == '\n';
       return;
     }
-    error(open, "Missing end of comment tag");
+    // jinja2 only notices a missing end when text follows the opening tag
+    if (pos_ < src_.size()) error(open, "Missing end of comment tag");
+    pos_ = src_.size();
   }
 
   void lex_raw(std::size_t content_at, std::size_t open) {
@@ -237,7 +239,8 @@ class Lexer {
       pos_ = end;
       return;
     }
-    error(open, "Missing end of raw directive");
+    if (content_at < src_.size()) error(open, "Missing end of raw directive");
+    pos_ = src_.size();
   }
 
   // The end delimiter of the current tag at pos_, consumed; false if not there.

@@ -38,7 +38,7 @@ Value binary_op(Interpreter& in, ast::BinOp op, const Value& a, const Value& b);
 Value unary_minus(const Value& v);
 Value unary_plus(const Value& v);
 bool contains(const Value& container, const Value& item);  // `item in container`
-// obj[start:stop:step]; Undefined if obj cannot be sliced (as jinja2's getitem returns).
+// obj[start:stop:step], with Python's errors for objects and indices that cannot be sliced.
 Value slice(const Value& obj, const Value& start, const Value& stop, const Value& step);
 // Python's int(x) / float(x) conversions used by filters; nullopt where Python raises.
 std::optional<std::int64_t> to_int(const Value& v, int base);

@@ -187,6 +187,9 @@ Value repeat(Interpreter& in, const Value& seq, std::int64_t times) {
 
 Value binary_op(Interpreter& in, BinOp op, const Value& a, const Value& b) {
   if (a.is_undefined()) fail_undefined(a);
+  // str % x formats any x (an undefined one prints as ""); other operators on an undefined
+  // operand reach Undefined's reflected method, which raises
+  if (op == BinOp::Mod && a.is_string()) return Value::string(percent_format(in, a.as_string(), b));
   if (b.is_undefined()) fail_undefined(b);
   if (a.is_numeric() && b.is_numeric()) {
     if (a.is_integral() && b.is_integral()) return int_op(op, a.as_int(), b.as_int());
@@ -272,18 +275,19 @@ bool contains(const Value& container, const Value& item) {
 }
 
 Value slice(const Value& obj, const Value& start_v, const Value& stop_v, const Value& step_v) {
-  // Python checks the step first (a zero step is an error), then start and stop; a TypeError
-  // (wrong object or index types) becomes Undefined in jinja2's getitem.
-  auto cannot = [&] {
-    return Value::undefined(fmt::format("'{} object' cannot be sliced", type_name(obj)));
-  };
-  if (!obj.is_string() && !is_plain_seq(obj)) return cannot();
-  if (!step_v.is_none() && !step_v.is_integral()) return cannot();
+  // jinja2 evaluates obj[a:b:c] with Python's own subscript (not its getitem), so these are
+  // Python's errors; Python checks the step first, then start and stop.
+  if (obj.is_dict()) fail("unhashable type: 'slice'");
+  if (!obj.is_string() && !is_plain_seq(obj))
+    fail("'{}' object is not subscriptable", type_name(obj));
+  for (const Value* v : {&step_v, &start_v, &stop_v}) {
+    if (v->is_undefined()) fail_undefined(*v);
+    if (!v->is_none() && !v->is_integral()) {
+      fail("slice indices must be integers or None or have an __index__ method");
+    }
+  }
   std::int64_t step = step_v.is_none() ? 1 : step_v.as_int();
   if (step == 0) fail("slice step cannot be zero");
-  for (const Value* v : {&start_v, &stop_v}) {
-    if (!v->is_none() && !v->is_integral()) return cannot();
-  }
   auto index = [&](const Value& v) -> std::optional<std::int64_t> {
     if (v.is_none()) return std::nullopt;
     return v.as_int();
