@@ -250,7 +250,10 @@ Value f_tojson(Interpreter&, const Value& v, const CallArgs& a) {
 Value f_trim(Interpreter&, const Value& v, const CallArgs& a) {
   auto b = bind_filter("trim", v, a, {Param("value"), Param("chars", Value::none())});
   std::optional<std::string> chars;
-  if (!b[1].is_none()) chars = to_str(b[1]);
+  if (!b[1].is_none()) {
+    if (!b[1].is_string()) fail("strip arg must be None or str");
+    chars = b[1].as_string();
+  }
   return str_v(pystr::strip(to_str(v), chars, true, true));
 }
 

@@ -419,7 +419,8 @@ std::string brace_format(Interpreter& in, const std::string& f, const CallArgs& 
     while (k < field.size() && field[k] != '.' && field[k] != '[') ++k;
     std::string head = field.substr(0, k);
     Value v;
-    if (head.empty() || std::isdigit(static_cast<unsigned char>(head[0]))) {
+    bool numeric = !head.empty() && head.find_first_not_of("0123456789") == std::string::npos;
+    if (head.empty() || numeric) {
       std::size_t index = head.empty() ? auto_index++ : std::stoul(head.substr(0, 9));
       if (index >= args.positional.size()) fail("Replacement index {} out of range", index);
       v = args.positional[index];
@@ -439,9 +440,9 @@ std::string brace_format(Interpreter& in, const std::string& f, const CallArgs& 
         auto e = field.find(']', k);
         if (e == std::string::npos) fail("Missing ']' in format string");
         std::string key = field.substr(k + 1, e - k - 1);
-        bool numeric = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
+        bool numeric_key = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
         v = in.get_item(
-            v, numeric ? Value::integer(std::stoll(key.substr(0, 18))) : Value::string(key));
+            v, numeric_key ? Value::integer(std::stoll(key.substr(0, 18))) : Value::string(key));
         k = e + 1;
       }
     }

@@ -198,7 +198,12 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, const ScopePtr& scope) {
     case StmtKind::FilterBlock: {
       const auto& f = static_cast<const FilterBlockStmt&>(s);
       Value text = Value::string(capture(f.body, std::make_shared<Scope>(scope)));
-      emit(to_str(eval_filter(static_cast<const FilterExpr&>(*f.filter), scope, &text)));
+      Value result = eval_filter(static_cast<const FilterExpr&>(*f.filter), scope, &text);
+      // jinja2 writes the result into its output list as is; joining it needs a str
+      if (!result.is_string()) {
+        fail("sequence item 0: expected str instance, {} found", type_name(result));
+      }
+      emit(result.as_string());
       return Flow::Normal;
     }
     case StmtKind::With: {
