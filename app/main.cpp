@@ -12,9 +12,12 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "logitscope 0.1.0");
   ls::app::add_synth_command(app);
   ls::app::add_next_command(app);
+  ls::app::add_bench_command(app);
   ls::app::add_generate_command(app);
   ls::app::add_score_command(app);
   ls::app::add_chat_command(app);
+  ls::app::add_tokenize_command(app);
+  ls::app::add_template_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
