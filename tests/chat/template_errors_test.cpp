@@ -3,6 +3,7 @@
 // names the limit, the template and the line; raise_exception() carries the template's own
 // message; syntax errors carry the line of the offending tag.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <string>
 
@@ -132,6 +133,50 @@ TEST(TemplateLimits, ValueNesting) {
 TEST(TemplateLimits, IntegerOverflowIsAnError) {
   auto e = render_error("{{ 2 ** 64 }}");
   EXPECT_TRUE(contains(e.what(), "integer overflow")) << e.what();
+}
+
+// Runs `fn` on a thread with a 1 MiB stack (server worker threads may have small stacks).
+template <typename Fn>
+void on_small_stack(Fn fn) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 1 << 20);
+  pthread_t thread;
+  auto trampoline = [](void* arg) -> void* {
+    (*static_cast<Fn*>(arg))();
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&thread, &attr, trampoline, &fn), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+}
+
+TEST(TemplateLimits, DeepEvaluationFitsASmallStack) {
+  // every level of recursion carries nested blocks and a long expression: the evaluation
+  // depth bound must trip long before a 1 MiB stack runs out
+  std::string blocks, ends, sum = "f(n + 1)";
+  for (int i = 0; i < 30; ++i) {
+    blocks += "{% if true %}";
+    ends += "{% endif %}";
+  }
+  for (int i = 0; i < 250; ++i) sum += " + 1";
+  std::string deep_blocks =
+      "{% macro f(n) %}" + blocks + "{{ f(n + 1) }}" + ends + "{% endmacro %}{{ f(0) }}";
+  std::string deep_expr = "{% macro f(n) %}{{ " + sum + " }}{% endmacro %}{{ f(0) }}";
+  std::string messages[2];
+  on_small_stack([&] {
+    RenderLimits limits;
+    limits.max_recursion_depth = 1000;
+    for (int k = 0; k < 2; ++k) {
+      try {
+        Template::parse(k == 0 ? deep_blocks : deep_expr, "t.jinja")
+            .render(nlohmann::ordered_json::object(), limits);
+      } catch (const TemplateError& e) {
+        messages[k] = e.what();
+      }
+    }
+  });
+  for (const auto& m : messages) EXPECT_TRUE(contains(m, "nested deeper than 3000 levels")) << m;
 }
 
 TEST(TemplateSyntax, NestingIsBounded) {
