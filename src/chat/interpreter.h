@@ -58,7 +58,7 @@ class Interpreter {
  private:
   enum class Flow { Normal, Break, Continue };
   // Bound on nested exec()/eval() calls: keeps any template within a few MB of stack.
-  static constexpr int kMaxEvalDepth = 3000;
+  static constexpr int kMaxEvalDepth = 1000;
   struct DepthGuard {
     explicit DepthGuard(Interpreter& in);
     ~DepthGuard() { --in_.depth_; }
