@@ -1,6 +1,8 @@
 // Names and sizes of the element types.
 #include "core/dtype.h"
 
+#include "core/error.h"
+
 #include <cmath>
 
 namespace ls {
@@ -13,20 +15,68 @@ std::string_view dtype_name(DType t) {
       return "F16";
     case DType::BF16:
       return "BF16";
+    case DType::Q8_0:
+      return "Q8_0";
+    case DType::Q4_0:
+      return "Q4_0";
+    case DType::Q4_K:
+      return "Q4_K";
+    case DType::Q6_K:
+      return "Q6_K";
+    case DType::Q8_K:
+      return "Q8_K";
   }
   return "?";
 }
 
+bool dtype_is_quantized(DType t) {
+  return t != DType::F32 && t != DType::F16 && t != DType::BF16;
+}
+
 std::size_t dtype_size(DType t) {
+  return dtype_is_quantized(t) ? 0 : dtype_block_bytes(t);
+}
+
+std::size_t dtype_block_elems(DType t) {
+  switch (t) {
+    case DType::Q8_0:
+    case DType::Q4_0:
+      return 32;
+    case DType::Q4_K:
+    case DType::Q6_K:
+    case DType::Q8_K:
+      return 256;
+    default:
+      return 1;
+  }
+}
+
+std::size_t dtype_block_bytes(DType t) {
   switch (t) {
     case DType::F32:
       return 4;
     case DType::F16:
-      return 2;
     case DType::BF16:
       return 2;
+    case DType::Q8_0:
+      return 34;  // f16 scale + 32 int8
+    case DType::Q4_0:
+      return 18;  // f16 scale + 32 nibbles
+    case DType::Q4_K:
+      return 144;  // f16 d, dmin + 12 bytes of 6-bit scales/mins + 128 nibble bytes
+    case DType::Q6_K:
+      return 210;  // 128 low nibbles + 64 high 2-bit + 16 int8 scales + f16 d
+    case DType::Q8_K:
+      return 292;  // f32 d + 256 int8 + 16 int16 block sums
   }
   return 0;
+}
+
+std::size_t dtype_bytes(DType t, std::int64_t n) {
+  const auto block = static_cast<std::int64_t>(dtype_block_elems(t));
+  if (n < 0 || n % block != 0)
+    fail("{} stores elements in blocks of {}, but a row has {} elements", dtype_name(t), block, n);
+  return static_cast<std::size_t>(n / block) * dtype_block_bytes(t);
 }
 
 }  // namespace ls

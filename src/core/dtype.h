@@ -1,6 +1,8 @@
 // Element types of weight tensors and conversions between them. BF16 is the top half of an
 // IEEE float32; F16 is IEEE half. Conversions to float32 are exact; float32 -> BF16 rounds to
-// nearest even (as torch does), NaN stays NaN.
+// nearest even (as torch does), NaN stays NaN. Q8_0, Q4_0, Q4_K, Q6_K are GGML's block formats
+// (a block of 32 or 256 weights with its scales, kernels/quant.h has the layouts); Q8_K is the
+// activation format the K-quant dot products use.
 #pragma once
 
 #include <bit>
@@ -10,10 +12,15 @@
 
 namespace ls {
 
-enum class DType : std::uint8_t { F32, F16, BF16 };
+enum class DType : std::uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, Q8_K };
 
-std::string_view dtype_name(DType t);  // "F32", "F16", "BF16" (safetensors spelling)
-std::size_t dtype_size(DType t);       // bytes per element
+std::string_view dtype_name(DType t);  // "F32", "F16", "BF16", "Q8_0", ... (file spellings)
+std::size_t dtype_size(DType t);       // bytes per element; 0 for block formats
+bool dtype_is_quantized(DType t);      // a block format
+std::size_t dtype_block_elems(DType t);  // elements per block: 1, 32 or 256
+std::size_t dtype_block_bytes(DType t);  // bytes per block (dtype_size for the float types)
+// Bytes of n consecutive elements; throws when n is not a whole number of blocks.
+std::size_t dtype_bytes(DType t, std::int64_t n);
 
 inline float bf16_to_f32(std::uint16_t h) {
   return std::bit_cast<float>(std::uint32_t{h} << 16);

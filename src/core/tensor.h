@@ -23,11 +23,11 @@ struct TensorView {
     for (auto d : shape) n *= d;
     return n;
   }
-  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+  std::size_t nbytes() const { return dtype_bytes(dtype, numel()); }
   bool empty() const { return data == nullptr; }
   // For a 2-D weight [rows, cols]: the bytes of one row.
   std::size_t row_bytes() const {
-    return static_cast<std::size_t>(shape.back()) * dtype_size(dtype);
+    return dtype_bytes(dtype, shape.back());
   }
   const std::uint8_t* row(std::int64_t r) const {
     return data + static_cast<std::size_t>(r) * row_bytes();

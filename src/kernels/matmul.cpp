@@ -26,6 +26,8 @@ DotFn dot_for(DType t) {
       return [](const std::uint8_t* r, const float* x, std::size_t n) {
         return dot_f16(reinterpret_cast<const std::uint16_t*>(r), x, n);
       };
+    default:
+      break;
   }
   fail("matmul: unsupported dtype {}", dtype_name(t));
 }
@@ -73,6 +75,8 @@ void row_to_f32(const TensorView& w, std::int64_t row, std::span<float> out) {
       }
       return;
     }
+    default:
+      fail("row_to_f32: '{}' has unsupported dtype {}", w.name, dtype_name(w.dtype));
   }
 }
 

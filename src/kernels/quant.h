@@ -1,0 +1,84 @@
+// GGML's block-quantized formats (the layouts GGUF files store, byte for byte) and the dot
+// products over them. Weights are quantized offline (quantize_row); activations are quantized
+// on the fly to Q8_0 or Q8_K so each block's dot product is an integer sum, scaled once in
+// float, as llama.cpp does. Every SIMD routine has a scalar reference beside it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace ls::kernels {
+
+// 32 weights: value[i] = d * qs[i].
+struct BlockQ8_0 {
+  std::uint16_t d;  // f16 scale
+  std::int8_t qs[32];
+};
+// 32 weights: byte j holds element j (low nibble) and element j + 16 (high nibble);
+// value = d * (nibble - 8).
+struct BlockQ4_0 {
+  std::uint16_t d;  // f16 scale
+  std::uint8_t qs[16];
+};
+// 256 weights in 8 sub-blocks of 32, each with a 6-bit scale and 6-bit min packed in `scales`;
+// value = d * scale_j * nibble - dmin * min_j. qs: 4 groups of 32 bytes; group g holds sub-block
+// 2g in its low nibbles and sub-block 2g + 1 in its high nibbles.
+struct BlockQ4_K {
+  std::uint16_t d;     // f16 super-block scale of the scales
+  std::uint16_t dmin;  // f16 super-block scale of the mins
+  std::uint8_t scales[12];
+  std::uint8_t qs[128];
+};
+// 256 weights in 16 sub-blocks of 16, each with an int8 scale; 6-bit values from 4 low bits in
+// ql and 2 high bits in qh; value = d * scales[j] * (q - 32).
+struct BlockQ6_K {
+  std::uint8_t ql[128];
+  std::uint8_t qh[64];
+  std::int8_t scales[16];
+  std::uint16_t d;  // f16
+};
+// Activations for the K-quant dot products: value[i] = d * qs[i]; bsums[j] = sum of qs over
+// elements 16j .. 16j + 15 (lets the Q4_K minimum term be applied per sub-block).
+struct BlockQ8_K {
+  float d;
+  std::int8_t qs[256];
+  std::int16_t bsums[16];
+};
+
+static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_K) == 144 &&
+              sizeof(BlockQ6_K) == 210 && sizeof(BlockQ8_K) == 292);
+
+// Weights: float32 -> block format (round to nearest; n a multiple of the block size).
+// Throws for non-block dtypes or a ragged n.
+void quantize_row(DType type, const float* x, std::uint8_t* out, std::size_t n);
+// The definition of each format: block format -> float32 (also F32/F16/BF16 rows).
+void dequantize_row(DType type, const std::uint8_t* in, float* out, std::size_t n);
+
+// The activation format the dot product of a weight type consumes: Q8_0 for Q8_0 and Q4_0,
+// Q8_K for Q4_K and Q6_K.
+DType dot_activation_type(DType weight);
+// Activations float32 -> Q8_0 or Q8_K (SIMD; bit-identical to quantize_row of that type).
+void quantize_activations(DType act, const float* x, std::uint8_t* out, std::size_t n);
+
+// sum_i w[i] * x[i] over n elements of one weight row (block format) and one quantized
+// activation row (its dot_activation_type). Integer products inside a block, float across
+// blocks in a fixed order: the same bits on a given CPU whatever the caller.
+float dot_quantized(DType weight, const std::uint8_t* w, const std::uint8_t* xq, std::size_t n);
+// Scalar reference of the same sum (exact integer block sums, double across blocks).
+double dot_quantized_ref(DType weight, const std::uint8_t* w, const std::uint8_t* xq,
+                         std::size_t n);
+
+// Tile form for matrix products: out[r * out_stride + t] = dot(w row r, x row t) for
+// r < n_rows, t < n_tok. Rows are w_stride bytes apart, activation rows x_stride bytes apart.
+// Each output equals dot_quantized of the same pair bit for bit (tiles only reuse loads).
+void dot_quantized_tile(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                        const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                        float* out, std::size_t out_stride);
+
+// Which implementation runs: "avx2" or "scalar" (LS_QUANT_SIMD=scalar forces the scalar path,
+// for tests and comparisons).
+const char* quant_simd_name();
+
+}  // namespace ls::kernels
