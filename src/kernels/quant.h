@@ -77,6 +77,12 @@ void dot_quantized_tile(DType weight, const std::uint8_t* w, std::size_t w_strid
                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                         float* out, std::size_t out_stride);
 
+// The scalar implementations whatever the CPU and LS_QUANT_SIMD (tests and benchmarks compare
+// them with the SIMD ones; they give the same bits, see quant_internal.h).
+float dot_quantized_scalar(DType weight, const std::uint8_t* w, const std::uint8_t* xq,
+                           std::size_t n);
+void quantize_activations_scalar(DType act, const float* x, std::uint8_t* out, std::size_t n);
+
 // Which implementation runs: "avx2" or "scalar" (LS_QUANT_SIMD=scalar forces the scalar path,
 // for tests and comparisons).
 const char* quant_simd_name();

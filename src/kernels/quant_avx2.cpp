@@ -1,0 +1,436 @@
+// AVX2 quantized dot products and activation quantizers (chosen at run time; compiled with
+// per-function target attributes so the rest of the build stays baseline x86-64). They follow
+// the accumulation model of quant_internal.h exactly, so they return the scalar path's bits.
+// Integer products use maddubs (unsigned x signed bytes -> int16 pairs) and madd, as llama.cpp.
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+
+#include "kernels/quant.h"
+#include "kernels/quant_internal.h"
+
+#define LS_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace ls::kernels::quant_detail {
+namespace {
+
+LS_AVX2 inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+LS_AVX2 inline __m128i load128(const void* p) {
+  return _mm_loadu_si128(static_cast<const __m128i*>(p));
+}
+// [low 16 bytes from a | low 16 bytes from b]
+LS_AVX2 inline __m256i load2x128(const void* a, const void* b) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(load128(a)), load128(b), 1);
+}
+
+LS_AVX2 inline float hsum_tree(__m256 v) {  // ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
+}
+
+LS_AVX2 inline int hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+  return _mm_cvtsi128_si32(s);
+}
+
+std::uint16_t f16_at(
+    const std::uint8_t* block) {  // the f16 scale at the start of a Q8_0/Q4_0 block
+  std::uint16_t d;
+  std::memcpy(&d, block, 2);
+  return d;
+}
+
+// Eight f16 scales, of the blocks at order[0..7] (block stride `bytes`), as float lanes.
+LS_AVX2 inline __m256 gather_scales(const std::uint8_t* p, std::size_t bytes, const int order[8]) {
+  std::uint64_t a = 0, b = 0;
+  for (int i = 0; i < 4; ++i) {
+    a |= std::uint64_t{f16_at(p + order[i] * bytes)} << (16 * i);
+    b |= std::uint64_t{f16_at(p + order[i + 4] * bytes)} << (16 * i);
+  }
+  return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a)));
+}
+
+constexpr int kOrderQ8_0[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+constexpr int kOrderQ4_0[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+
+// ---- Q8_0 x Q8_0: one chunk of 8 blocks for 1 weight row and T activation rows ----------------
+
+// Block sums of 8 blocks, lane b = block b. v[b] holds 8 int32 partial sums of block b.
+LS_AVX2 inline __m256i reduce8(__m256i x0123, __m256i x4567) {
+  // x0123 = [b0lo b1lo b2lo b3lo | b0hi b1hi b2hi b3hi], x4567 likewise for blocks 4..7.
+  const __m256i t = _mm256_blend_epi32(x0123, x4567, 0xF0);
+  const __m256i u = _mm256_permute2x128_si256(x0123, x4567, 0x21);
+  return _mm256_add_epi32(t, u);
+}
+
+LS_AVX2 inline __m256i q8_0_partial(__m256i aw, __m256i w, const std::uint8_t* xblock) {
+  const __m256i x = load256(xblock + 2);
+  const __m256i ones = _mm256_set1_epi16(1);
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x, w)), ones);
+}
+
+// Blocks b and b+1 for T tokens: out[t] = hadd(partials of b, partials of b+1).
+template <int T>
+LS_AVX2 inline void pair_q8_0(const std::uint8_t* w, const std::uint8_t* const* x, int b,
+                              __m256i* out) {
+  constexpr std::size_t B = sizeof(BlockQ8_0);
+  const __m256i w0 = load256(w + b * B + 2), w1 = load256(w + (b + 1) * B + 2);
+  const __m256i a0 = _mm256_sign_epi8(w0, w0), a1 = _mm256_sign_epi8(w1, w1);
+  for (int t = 0; t < T; ++t)
+    out[t] = _mm256_hadd_epi32(q8_0_partial(a0, w0, x[t] + b * B),
+                               q8_0_partial(a1, w1, x[t] + (b + 1) * B));
+}
+
+template <int T>
+LS_AVX2 void chunk_q8_0(const std::uint8_t* w, const std::uint8_t* const* x, __m256i* sums) {
+  __m256i p[T], q[T], x0123[T];
+  pair_q8_0<T>(w, x, 0, p);
+  pair_q8_0<T>(w, x, 2, q);
+  for (int t = 0; t < T; ++t) x0123[t] = _mm256_hadd_epi32(p[t], q[t]);
+  pair_q8_0<T>(w, x, 4, p);
+  pair_q8_0<T>(w, x, 6, q);
+  for (int t = 0; t < T; ++t) sums[t] = reduce8(x0123[t], _mm256_hadd_epi32(p[t], q[t]));
+}
+
+// ---- Q4_0 x Q8_0: lanes [b0 b2 b4 b6 | b1 b3 b5 b7] ------------------------------------------
+
+// Blocks b and b+1 for T tokens: out[t] = [4 partial sums of b | 4 of b+1].
+template <int T>
+LS_AVX2 inline void pair_q4_0(const std::uint8_t* w, const std::uint8_t* const* x, int b,
+                              __m256i* out) {
+  constexpr std::size_t B = sizeof(BlockQ4_0), BX = sizeof(BlockQ8_0);
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m8 = _mm256_set1_epi8(8);
+  const __m256i ones = _mm256_set1_epi16(1);
+  // Blocks b and b+1 side by side: lo = elements 0..15 of each, hi = elements 16..31.
+  const __m256i q = load2x128(w + b * B + 2, w + (b + 1) * B + 2);
+  const __m256i lo = _mm256_and_si256(q, m4);
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+  for (int t = 0; t < T; ++t) {
+    const std::uint8_t* x0 = x[t] + b * BX + 2;
+    const std::uint8_t* x1 = x[t] + (b + 1) * BX + 2;
+    const __m256i ylo = load2x128(x0, x1), yhi = load2x128(x0 + 16, x1 + 16);
+    // (q - 8) * y as q * y - 8 * y: the nibbles stay unsigned, as maddubs wants.
+    const __m256i p =
+        _mm256_add_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_maddubs_epi16(hi, yhi));
+    const __m256i c =
+        _mm256_add_epi16(_mm256_maddubs_epi16(m8, ylo), _mm256_maddubs_epi16(m8, yhi));
+    out[t] = _mm256_madd_epi16(_mm256_sub_epi16(p, c), ones);
+  }
+}
+
+// Lanes come out as [b0 b2 b4 b6 | b1 b3 b5 b7] (q4_0_lane).
+template <int T>
+LS_AVX2 void chunk_q4_0(const std::uint8_t* w, const std::uint8_t* const* x, __m256i* sums) {
+  __m256i p[T], q[T], g[T];
+  pair_q4_0<T>(w, x, 0, p);
+  pair_q4_0<T>(w, x, 2, q);
+  for (int t = 0; t < T; ++t) g[t] = _mm256_hadd_epi32(p[t], q[t]);
+  pair_q4_0<T>(w, x, 4, p);
+  pair_q4_0<T>(w, x, 6, q);
+  for (int t = 0; t < T; ++t) sums[t] = _mm256_hadd_epi32(g[t], _mm256_hadd_epi32(p[t], q[t]));
+}
+
+// Rows x tokens of a 32-element format, T tokens at a time (T <= 4), chunks of 8 blocks; a
+// ragged last chunk is copied into zeroed blocks (s = 0, scale = 0: the lanes do not change).
+template <typename WBlock, int T>
+LS_AVX2 void tile_32(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                     const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                     std::size_t out_stride) {
+  constexpr bool kQ4 = sizeof(WBlock) == sizeof(BlockQ4_0);
+  constexpr std::size_t B = sizeof(WBlock), BX = sizeof(BlockQ8_0);
+  const int* order = kQ4 ? kOrderQ4_0 : kOrderQ8_0;
+  alignas(32) std::uint8_t wpad[8 * B], xpad[T][8 * BX];
+  for (int r = 0; r < n_rows; ++r) {
+    const std::uint8_t* wr = w + r * w_stride;
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (std::size_t c = 0; c < nb; c += 8) {
+      const std::uint8_t* wc = wr + c * B;
+      const std::uint8_t* xc[T];
+      for (int t = 0; t < T; ++t) xc[t] = xrows[t] + c * BX;
+      if (nb - c < 8) {
+        const std::size_t left = nb - c;
+        std::memset(wpad, 0, sizeof wpad);
+        std::memcpy(wpad, wc, left * B);
+        wc = wpad;
+        for (int t = 0; t < T; ++t) {
+          std::memset(xpad[t], 0, sizeof xpad[t]);
+          std::memcpy(xpad[t], xc[t], left * BX);
+          xc[t] = xpad[t];
+        }
+      }
+      __m256i sums[T];
+      if constexpr (kQ4)
+        chunk_q4_0<T>(wc, xc, sums);
+      else
+        chunk_q8_0<T>(wc, xc, sums);
+      const __m256 dw = gather_scales(wc, B, order);
+      for (int t = 0; t < T; ++t) {
+        const __m256 scale = _mm256_mul_ps(dw, gather_scales(xc[t], BX, order));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[t]), scale, acc[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t) out[r * out_stride + t] = hsum_tree(acc[t]);
+  }
+}
+
+// ---- Q4_K x Q8_K ------------------------------------------------------------------------------
+
+template <int T>
+LS_AVX2 void tile_q4_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                       const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                       std::size_t out_stride) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  for (int r = 0; r < n_rows; ++r) {
+    float a[T] = {}, m[T] = {};
+    for (std::size_t b = 0; b < nb; ++b) {
+      const std::uint8_t* wb = w + r * w_stride + b * sizeof(BlockQ4_K);
+      std::uint8_t packed[12];
+      std::memcpy(packed, wb + offsetof(BlockQ4_K, scales), 12);
+      int sc[8], mn[8];
+      for (int j = 0; j < 8; ++j) q4_k_scale_min(packed, j, &sc[j], &mn[j]);
+      __m256i acc[T];
+      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_si256();
+      for (int g = 0; g < 4; ++g) {
+        const __m256i q = load256(wb + offsetof(BlockQ4_K, qs) + 32 * g);
+        const __m256i lo = _mm256_and_si256(q, m4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        const __m256i s0 = _mm256_set1_epi16(static_cast<short>(sc[2 * g]));
+        const __m256i s1 = _mm256_set1_epi16(static_cast<short>(sc[2 * g + 1]));
+        for (int t = 0; t < T; ++t) {
+          const std::uint8_t* y = xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g;
+          const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(y)), s0);
+          const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(y + 32)), s1);
+          acc[t] = _mm256_add_epi32(acc[t], _mm256_add_epi32(p0, p1));
+        }
+      }
+      std::uint16_t d16, dmin16;
+      std::memcpy(&d16, wb + offsetof(BlockQ4_K, d), 2);
+      std::memcpy(&dmin16, wb + offsetof(BlockQ4_K, dmin), 2);
+      const float dw = f16_to_f32(d16), dminw = f16_to_f32(dmin16);
+      for (int t = 0; t < T; ++t) {
+        const std::uint8_t* xb = xrows[t] + b * sizeof(BlockQ8_K);
+        std::int16_t bs[16];
+        float dx;
+        std::memcpy(&dx, xb, 4);
+        std::memcpy(bs, xb + 4 + 256, sizeof bs);
+        int msum = 0;
+        for (int j = 0; j < 8; ++j) msum += mn[j] * (bs[2 * j] + bs[2 * j + 1]);
+        a[t] = std::fma(static_cast<float>(hsum_i32(acc[t])), dx * dw, a[t]);
+        m[t] = std::fma(static_cast<float>(msum), dx * dminw, m[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t) out[r * out_stride + t] = a[t] - m[t];
+  }
+}
+
+// ---- Q6_K x Q8_K ------------------------------------------------------------------------------
+
+template <int T>
+LS_AVX2 void tile_q6_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                       const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                       std::size_t out_stride) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+  // pshufb patterns picking scales (2k, 2k+1), eight copies each, for k = 0..7.
+  __m128i pick[8];
+  for (int k = 0; k < 8; ++k)
+    pick[k] = _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k));
+  for (int r = 0; r < n_rows; ++r) {
+    float a[T] = {};
+    for (std::size_t b = 0; b < nb; ++b) {
+      const std::uint8_t* wb = w + r * w_stride + b * sizeof(BlockQ6_K);
+      const __m128i sc8 = load128(wb + offsetof(BlockQ6_K, scales));
+      __m256i acc[T];
+      for (int t = 0; t < T; ++t) {
+        // The -32 offset of every level, through the activation block sums: 32 * sum sc_j bsum_j.
+        const __m256i bs = load256(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256);
+        acc[t] = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bs), 5);
+        acc[t] = _mm256_sub_epi32(_mm256_setzero_si256(), acc[t]);
+      }
+      for (int h = 0; h < 2; ++h) {
+        const __m256i ql0 = load256(wb + 64 * h), ql1 = load256(wb + 64 * h + 32);
+        const __m256i qh = load256(wb + 128 + 32 * h);
+        __m256i q[4];
+        q[0] = _mm256_or_si256(_mm256_and_si256(ql0, m4),
+                               _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+        q[1] = _mm256_or_si256(_mm256_and_si256(ql1, m4),
+                               _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+        q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                               _mm256_and_si256(qh, m30));
+        q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                               _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+        for (int k = 0; k < 4; ++k) {
+          const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, pick[4 * h + k]));
+          for (int t = 0; t < T; ++t) {
+            const __m256i y = load256(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 128 * h + 32 * k);
+            acc[t] = _mm256_add_epi32(acc[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], y), s));
+          }
+        }
+      }
+      std::uint16_t d16;
+      std::memcpy(&d16, wb + offsetof(BlockQ6_K, d), 2);
+      const float dw = f16_to_f32(d16);
+      for (int t = 0; t < T; ++t) {
+        float dx;
+        std::memcpy(&dx, xrows[t] + b * sizeof(BlockQ8_K), 4);
+        a[t] = std::fma(static_cast<float>(hsum_i32(acc[t])), dx * dw, a[t]);
+      }
+    }
+    for (int t = 0; t < T; ++t) out[r * out_stride + t] = a[t];
+  }
+}
+
+template <int T>
+LS_AVX2 void tile_t(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                    const std::uint8_t* const* xrows, std::size_t n, float* out,
+                    std::size_t out_stride) {
+  const std::size_t nb = n / dtype_block_elems(weight);
+  switch (weight) {
+    case DType::Q8_0:
+      return tile_32<BlockQ8_0, T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+    case DType::Q4_0:
+      return tile_32<BlockQ4_0, T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+    case DType::Q4_K:
+      return tile_q4_k<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+    default:
+      return tile_q6_k<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+  }
+}
+
+// ---- activation quantizers ----------------------------------------------------------------
+
+LS_AVX2 inline float hmax(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// 32 int32 lanes (four vectors, in order) -> 32 int8, in order.
+LS_AVX2 inline __m256i pack32(__m256i i0, __m256i i1, __m256i i2, __m256i i3) {
+  const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i0, i1), _mm256_packs_epi32(i2, i3));
+  return _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// roundf (half away from zero), exactly: truncate, then step away if the dropped part >= 0.5.
+LS_AVX2 inline __m256 round_away(__m256 v) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 frac = _mm256_andnot_ps(sign, _mm256_sub_ps(v, t));
+  const __m256 step = _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(1.0f));
+  return _mm256_add_ps(t,
+                       _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ), step));
+}
+
+LS_AVX2 void quantize_q8_0_avx2(const float* x, std::uint8_t* out, std::size_t nb) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (std::size_t b = 0; b < nb; ++b, x += 32, out += sizeof(BlockQ8_0)) {
+    __m256 v[4];
+    __m256 amax = _mm256_setzero_ps();
+    for (int k = 0; k < 4; ++k) {
+      v[k] = _mm256_loadu_ps(x + 8 * k);
+      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[k]));
+    }
+    const float d = hmax(amax) / 127;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const std::uint16_t d16 = f32_to_f16(d);
+    std::memcpy(out, &d16, 2);
+    const __m256 vid = _mm256_set1_ps(id);
+    __m256i q[4];
+    for (int k = 0; k < 4; ++k) q[k] = _mm256_cvtps_epi32(round_away(_mm256_mul_ps(v[k], vid)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2), pack32(q[0], q[1], q[2], q[3]));
+  }
+}
+
+LS_AVX2 void quantize_q8_k_avx2(const float* x, std::uint8_t* out, std::size_t nb) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (std::size_t b = 0; b < nb; ++b, x += 256, out += sizeof(BlockQ8_K)) {
+    __m256 amax = _mm256_setzero_ps();
+    for (int k = 0; k < 32; ++k)
+      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * k)));
+    const float am = hmax(amax);
+    if (!(am > 0.0f)) {  // all zero (or NaN): leave it to the scalar definition
+      BlockQ8_K blk;
+      quantize_block_q8_k(x, &blk);
+      std::memcpy(out, &blk, sizeof blk);
+      continue;
+    }
+    float max = 0.0f;  // the first value of largest magnitude, as the scalar scan finds it
+    for (int j = 0; j < 256; ++j) {
+      if (std::fabs(x[j]) == am) {
+        max = x[j];
+        break;
+      }
+    }
+    const float iscale = -127.0f / max;
+    const __m256 vs = _mm256_set1_ps(iscale);
+    const __m256i top = _mm256_set1_epi32(127);
+    std::int16_t bsums[16];
+    for (int k = 0; k < 8; ++k) {
+      __m256i q[4];
+      for (int i = 0; i < 4; ++i) {
+        const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(x + 32 * k + 8 * i), vs);
+        q[i] = _mm256_min_epi32(
+            _mm256_cvtps_epi32(_mm256_round_ps(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
+            top);
+      }
+      bsums[2 * k] = static_cast<std::int16_t>(hsum_i32(_mm256_add_epi32(q[0], q[1])));
+      bsums[2 * k + 1] = static_cast<std::int16_t>(hsum_i32(_mm256_add_epi32(q[2], q[3])));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 4 + 32 * k),
+                          pack32(q[0], q[1], q[2], q[3]));
+    }
+    const float d = 1 / iscale;
+    std::memcpy(out, &d, 4);
+    std::memcpy(out + 4 + 256, bsums, sizeof bsums);
+  }
+}
+
+}  // namespace
+
+bool avx2_supported() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("f16c");
+}
+
+void quantize_activations_avx2(DType act, const float* x, std::uint8_t* out, std::size_t n) {
+  if (act == DType::Q8_0)
+    quantize_q8_0_avx2(x, out, n / 32);
+  else
+    quantize_q8_k_avx2(x, out, n / 256);
+}
+
+void dot_tile_avx2(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                   const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                   float* out, std::size_t out_stride) {
+  // Tokens in groups of up to 4: each weight block is loaded and unpacked once per group.
+  for (int t0 = 0; t0 < n_tok; t0 += 4) {
+    const int nt = n_tok - t0 < 4 ? n_tok - t0 : 4;
+    const std::uint8_t* xrows[4];
+    for (int t = 0; t < nt; ++t) xrows[t] = xq + (t0 + t) * x_stride;
+    float* o = out + t0;
+    switch (nt) {
+      case 1:
+        tile_t<1>(weight, w, w_stride, n_rows, xrows, n, o, out_stride);
+        break;
+      case 2:
+        tile_t<2>(weight, w, w_stride, n_rows, xrows, n, o, out_stride);
+        break;
+      case 3:
+        tile_t<3>(weight, w, w_stride, n_rows, xrows, n, o, out_stride);
+        break;
+      default:
+        tile_t<4>(weight, w, w_stride, n_rows, xrows, n, o, out_stride);
+        break;
+    }
+  }
+}
+
+}  // namespace ls::kernels::quant_detail

@@ -1,0 +1,60 @@
+// Internals shared by the quant*.cpp files (not part of the public interface): the scalar
+// activation quantizers, the AVX2 entry points, and the accumulation model that every
+// implementation of a quantized dot product follows so that scalar, AVX2 and tile forms give
+// the same bits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/quant.h"
+
+namespace ls::kernels::quant_detail {
+
+// Accumulation model of the 32-element formats (Q8_0 and Q4_0 weights, Q8_0 activations):
+// block b contributes the exact integer sum s_b = sum_i qw[i] * qx[i] and the scale
+// c_b = d_w * d_x (float product of the two f16 scales). Chunks of 8 blocks are processed at a
+// time; block b of a chunk goes to float lane kLane[type][b % 8]:
+//   lane = fma(float(s_b), c_b, lane)
+// A ragged last chunk is padded with s = 0, c = 0 (fma(0, 0, lane) == lane). The result is the
+// fixed tree ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). The lane of a block is whatever
+// the AVX2 reduction produces most cheaply (natural order for Q8_0, even/odd split for Q4_0).
+inline int q8_0_lane(int b) {
+  return b;
+}
+inline int q4_0_lane(int b) {
+  return (b & 1) * 4 + (b >> 1);
+}
+
+inline float sum_lanes(const float l[8]) {
+  return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
+
+// Accumulation model of the 256-element formats (Q4_K, Q6_K weights, Q8_K activations): per
+// block, exact integer sums, then in block order
+//   a = fma(float(isum), d_x * d_w, a);  m = fma(float(msum), d_x * dmin_w, m)  (Q4_K only)
+// and the result a - m (Q6_K: a).
+
+// Scalar quantizers of one activation block (the definitions the AVX2 versions match).
+void quantize_block_q8_0(const float* x, BlockQ8_0* y);
+void quantize_block_q8_k(const float* x, BlockQ8_K* y);
+
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K block, as GGML packs them.
+inline void q4_k_scale_min(const std::uint8_t* s, int j, int* scale, int* min) {
+  if (j < 4) {
+    *scale = s[j] & 63;
+    *min = s[j + 4] & 63;
+  } else {
+    *scale = (s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4);
+    *min = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
+// AVX2 implementations; only called when the CPU has AVX2, FMA and F16C.
+bool avx2_supported();
+void quantize_activations_avx2(DType act, const float* x, std::uint8_t* out, std::size_t n);
+void dot_tile_avx2(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                   const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                   float* out, std::size_t out_stride);
+
+}  // namespace ls::kernels::quant_detail

@@ -1,0 +1,332 @@
+// The block formats and quantized dot products: quantization error bounds per format, SIMD
+// activation quantizers bit-identical to the scalar definitions, dot products (AVX2 and scalar)
+// against the exact-integer double reference and against the double dot of the dequantized
+// rows, tiles bit-identical to single dots, and errors on bad sizes. The byte layouts themselves
+// are checked against an independent numpy implementation (quant_ref.py via quant_dump).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "kernels/quant.h"
+
+namespace {
+
+using ls::DType;
+namespace k = ls::kernels;
+
+// Kinds of row content the tests sweep: random normal, zeros, all equal, huge, tiny, mixed
+// scales per block, and values that land exactly on rounding ties.
+enum class Fill { Normal, Zero, Equal, Huge, Tiny, Mixed, Ties };
+constexpr Fill kFills[] = {Fill::Normal, Fill::Zero,  Fill::Equal, Fill::Huge,
+                           Fill::Tiny,   Fill::Mixed, Fill::Ties};
+
+std::vector<float> make_row(Fill f, std::size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (f) {
+      case Fill::Normal:
+        x[i] = nd(rng);
+        break;
+      case Fill::Zero:
+        x[i] = 0;
+        break;
+      case Fill::Equal:
+        x[i] = -0.75f;
+        break;
+      case Fill::Huge:
+        x[i] = nd(rng) * 3e4f;  // Q4_0 scale amax / 8 stays inside f16
+        break;
+      case Fill::Tiny:
+        x[i] = nd(rng) * 1e-4f;  // f16 scales become subnormal
+        break;
+      case Fill::Mixed:
+        x[i] = nd(rng) * std::pow(10.0f, static_cast<float>((i / 32) % 7) - 3);
+        break;
+      case Fill::Ties:
+        // -127 anchors every block's scale at 1 (Q8_0: d = 1; Q8_K: iscale = 1), so x.5 values
+        // are exact ties: roundf goes away from zero, GGML's nearest_int to even.
+        x[i] = (i % 32 == 0) ? -127.0f : static_cast<float>(static_cast<int>(i % 97) - 48) + 0.5f;
+        break;
+    }
+  }
+  return x;
+}
+
+std::vector<std::uint8_t> quantize(DType t, const std::vector<float>& x) {
+  std::vector<std::uint8_t> q(ls::dtype_bytes(t, static_cast<std::int64_t>(x.size())));
+  k::quantize_row(t, x.data(), q.data(), x.size());
+  return q;
+}
+
+std::vector<float> dequantize(DType t, const std::vector<std::uint8_t>& q, std::size_t n) {
+  std::vector<float> y(n);
+  k::dequantize_row(t, q.data(), y.data(), n);
+  return y;
+}
+
+constexpr DType kWeights[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+
+std::vector<std::size_t> lengths_for(DType t) {
+  if (ls::dtype_block_elems(t) == 32) return {32, 64, 224, 896, 4864};  // 1, 2, 7 blocks, rows
+  return {256, 512, 1792, 4864};                                        // 1, 2, 7 blocks, row
+}
+
+TEST(QuantFormats, Q8_0ErrorAtMostHalfAStep) {
+  std::mt19937 rng(1);
+  for (Fill f : kFills) {
+    const auto x = make_row(f, 896, rng);
+    const auto q = quantize(DType::Q8_0, x);
+    const auto y = dequantize(DType::Q8_0, q, x.size());
+    for (std::size_t b = 0; b < x.size() / 32; ++b) {
+      float amax = 0;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      const float d = amax / 127;  // the float scale; the stored f16 one adds |q| * its rounding
+      std::uint16_t d16;
+      std::memcpy(&d16, &q[b * 34], 2);
+      const double dd = std::fabs(static_cast<double>(ls::f16_to_f32(d16)) - d);
+      for (int j = 0; j < 32; ++j) {
+        const double err = std::fabs(static_cast<double>(x[b * 32 + j]) - y[b * 32 + j]);
+        ASSERT_LE(err, d / 2 * (1 + 1e-5) + 127 * dd + 1e-30)
+            << "fill " << int(f) << " block " << b;
+      }
+    }
+  }
+}
+
+TEST(QuantFormats, Q4_0ErrorAtMostHalfAStep) {
+  std::mt19937 rng(2);
+  for (Fill f : kFills) {
+    const auto x = make_row(f, 896, rng);
+    const auto q = quantize(DType::Q4_0, x);
+    const auto y = dequantize(DType::Q4_0, q, x.size());
+    for (std::size_t b = 0; b < x.size() / 32; ++b) {
+      float amax = 0;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      const float d = amax / 8;
+      std::uint16_t d16;
+      std::memcpy(&d16, &q[b * 18], 2);
+      const double dd = std::fabs(std::fabs(static_cast<double>(ls::f16_to_f32(d16))) - d);
+      for (int j = 0; j < 32; ++j) {
+        // Levels -8..7 of d: the positive end clamps at 7d, one step short of amax.
+        const double err = std::fabs(static_cast<double>(x[b * 32 + j]) - y[b * 32 + j]);
+        ASSERT_LE(err, d * (1 + 1e-5) + 8 * dd + 1e-30) << "fill " << int(f) << " block " << b;
+        if (std::fabs(x[b * 32 + j]) <= 7 * d) {
+          ASSERT_LE(err, d / 2 * (1 + 1e-5) + 8 * dd + 1e-30) << "fill " << int(f);
+        }
+      }
+    }
+  }
+}
+
+// K-quants: a search, not a closed form; bound the RMS error relative to the block's range.
+TEST(QuantFormats, KQuantErrorBounded) {
+  std::mt19937 rng(3);
+  for (DType t : {DType::Q4_K, DType::Q6_K}) {
+    const double levels = t == DType::Q4_K ? 15 : 63;
+    for (Fill f : kFills) {
+      const auto x = make_row(f, 4864, rng);
+      const auto y = dequantize(t, quantize(t, x), x.size());
+      for (std::size_t b = 0; b < x.size() / 256; ++b) {
+        double lo = 0, hi = 0, se = 0, ss = 0;
+        for (int j = 0; j < 256; ++j) {
+          const double v = x[b * 256 + j];
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+          se += (v - y[b * 256 + j]) * (v - y[b * 256 + j]);
+          ss += v * v;
+        }
+        const double rms = std::sqrt(se / 256), step = (hi - lo) / levels;
+        if (f == Fill::Zero) {
+          ASSERT_EQ(se, 0.0);
+        }
+        // A sub-block's own range is at most the block's; 6-bit scale rounding costs a bit more.
+        if (f != Fill::Tiny) {
+          ASSERT_LE(rms, 0.6 * step + 1e-30) << ls::dtype_name(t) << " fill " << int(f);
+        } else {  // tiny scales underflow f16 (as in GGML); the values round towards 0
+          ASSERT_LE(se, ss * 1.0001);
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantFormats, RaggedRowsAndNonBlockTypesThrow) {
+  std::vector<float> x(300, 1.0f);
+  std::vector<std::uint8_t> q(4096);
+  EXPECT_THROW(k::quantize_row(DType::Q8_0, x.data(), q.data(), 33), ls::Error);
+  EXPECT_THROW(k::quantize_row(DType::Q4_K, x.data(), q.data(), 288), ls::Error);
+  EXPECT_THROW(k::quantize_row(DType::F32, x.data(), q.data(), 32), ls::Error);
+  EXPECT_THROW(k::dequantize_row(DType::Q6_K, q.data(), x.data(), 128), ls::Error);
+  EXPECT_THROW(k::quantize_activations(DType::Q4_0, x.data(), q.data(), 32), ls::Error);
+  EXPECT_THROW(k::quantize_activations(DType::Q8_K, x.data(), q.data(), 32), ls::Error);
+  EXPECT_THROW(k::dot_quantized(DType::Q8_0, q.data(), q.data(), 48), ls::Error);
+  EXPECT_THROW(k::dot_quantized(DType::Q6_K, q.data(), q.data(), 32), ls::Error);
+  EXPECT_THROW(k::dot_quantized(DType::Q8_K, q.data(), q.data(), 256), ls::Error);
+  EXPECT_THROW(k::dot_quantized_ref(DType::F16, q.data(), q.data(), 32), ls::Error);
+  float out;
+  EXPECT_THROW(k::dot_quantized_tile(DType::Q4_0, q.data(), 18, 1, q.data(), 34, 1, 40, &out, 1),
+               ls::Error);
+  EXPECT_THROW((void)k::dot_activation_type(DType::BF16), ls::Error);
+  EXPECT_EQ(k::dot_activation_type(DType::Q4_0), DType::Q8_0);
+  EXPECT_EQ(k::dot_activation_type(DType::Q6_K), DType::Q8_K);
+}
+
+TEST(QuantFormats, FloatTypesDequantize) {
+  const float v[3] = {1.5f, -2.25f, 65504.0f};
+  std::uint16_t h[3], b[3];
+  for (int i = 0; i < 3; ++i) {
+    h[i] = ls::f32_to_f16(v[i]);
+    b[i] = ls::f32_to_bf16(v[i]);
+  }
+  float out[3];
+  k::dequantize_row(DType::F16, reinterpret_cast<const std::uint8_t*>(h), out, 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(out[i], v[i]);
+  k::dequantize_row(DType::BF16, reinterpret_cast<const std::uint8_t*>(b), out, 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(out[i], ls::bf16_to_f32(b[i]));
+  k::dequantize_row(DType::F32, reinterpret_cast<const std::uint8_t*>(v), out, 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(out[i], v[i]);
+}
+
+TEST(QuantActivations, SimdBitIdenticalToScalar) {
+  std::mt19937 rng(4);
+  for (DType t : {DType::Q8_0, DType::Q8_K}) {
+    for (Fill f : kFills) {
+      for (std::size_t n : {256, 512, 1792, 4864}) {
+        const auto x = make_row(f, n, rng);
+        const std::size_t bytes = ls::dtype_bytes(t, static_cast<std::int64_t>(n));
+        std::vector<std::uint8_t> a(bytes, 0xAA), s(bytes, 0x55), r(bytes, 0x11);
+        k::quantize_activations(t, x.data(), a.data(), n);
+        k::quantize_activations_scalar(t, x.data(), s.data(), n);
+        k::quantize_row(t, x.data(), r.data(), n);
+        ASSERT_EQ(a, s) << ls::dtype_name(t) << " fill " << int(f) << " n " << n;
+        ASSERT_EQ(s, r);
+      }
+    }
+  }
+}
+
+// Ties: roundf for Q8_0 (2.5 -> 3, -2.5 -> -3), round-to-even for Q8_K (2.5 -> 2), as GGML.
+TEST(QuantActivations, RoundingOfTies) {
+  std::vector<float> x(256, 0.0f);
+  x[0] = -127.0f;
+  x[1] = 2.5f;
+  x[2] = -2.5f;
+  x[3] = 3.5f;
+  std::vector<std::uint8_t> q0(ls::dtype_bytes(DType::Q8_0, 256)), qk(sizeof(k::BlockQ8_K));
+  k::quantize_activations(DType::Q8_0, x.data(), q0.data(), 256);
+  k::quantize_activations(DType::Q8_K, x.data(), qk.data(), 256);
+  const auto* b0 = reinterpret_cast<const std::int8_t*>(q0.data() + 2);
+  EXPECT_EQ(b0[0], -127);
+  EXPECT_EQ(b0[1], 3);
+  EXPECT_EQ(b0[2], -3);
+  EXPECT_EQ(b0[3], 4);
+  const auto* bk = reinterpret_cast<const std::int8_t*>(qk.data() + 4);
+  // iscale = -127 / -127 = 1
+  EXPECT_EQ(bk[0], -127);
+  EXPECT_EQ(bk[1], 2);
+  EXPECT_EQ(bk[2], -2);
+  EXPECT_EQ(bk[3], 4);
+}
+
+struct DotCase {
+  std::vector<std::uint8_t> w, x;
+  std::vector<float> wf, xf;  // dequantized
+};
+
+DotCase make_case(DType t, Fill fw, Fill fx, std::size_t n, std::mt19937& rng) {
+  const DType a = k::dot_activation_type(t);
+  DotCase c;
+  c.w = quantize(t, make_row(fw, n, rng));
+  const auto xs = make_row(fx, n, rng);
+  c.x.resize(ls::dtype_bytes(a, static_cast<std::int64_t>(n)));
+  k::quantize_activations(a, xs.data(), c.x.data(), n);
+  c.wf = dequantize(t, c.w, n);
+  c.xf = dequantize(a, c.x, n);
+  return c;
+}
+
+TEST(QuantDot, MatchesReferencesAndScalarBits) {
+  std::mt19937 rng(5);
+  for (DType t : kWeights) {
+    for (std::size_t n : lengths_for(t)) {
+      for (Fill fw : kFills) {
+        for (Fill fx : {Fill::Normal, Fill::Mixed, Fill::Zero, Fill::Huge}) {
+          const DotCase c = make_case(t, fw, fx, n, rng);
+          const float got = k::dot_quantized(t, c.w.data(), c.x.data(), n);
+          const float scalar = k::dot_quantized_scalar(t, c.w.data(), c.x.data(), n);
+          const double ref = k::dot_quantized_ref(t, c.w.data(), c.x.data(), n);
+          double deq = 0, mag = 0;
+          for (std::size_t i = 0; i < n; ++i) {
+            deq += static_cast<double>(c.wf[i]) * c.xf[i];
+            mag += std::fabs(static_cast<double>(c.wf[i]) * c.xf[i]);
+          }
+          const std::string where = std::string(ls::dtype_name(t)) + " n " + std::to_string(n) +
+                                    " fills " + std::to_string(int(fw)) + "," +
+                                    std::to_string(int(fx));
+          // Same accumulation model on every path: identical bits.
+          ASSERT_EQ(std::memcmp(&got, &scalar, 4), 0) << where << ": " << got << " vs " << scalar;
+          // Float accumulation over n / block terms: a few ulps of the magnitude.
+          const double blocks = static_cast<double>(n / ls::dtype_block_elems(t));
+          ASSERT_NEAR(got, ref, 4e-7 * (blocks + 4) * mag + 1e-37) << where;
+          // The dequantized values are rounded floats (K-quants: d * sc * q - dmin * m), so the
+          // reference and the dequantized dot differ by a few float roundings per product.
+          ASSERT_NEAR(ref, deq, 3e-7 * mag + 1e-37) << where;
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantDot, TilesBitIdenticalToSingleDots) {
+  std::mt19937 rng(6);
+  for (DType t : kWeights) {
+    const DType a = k::dot_activation_type(t);
+    for (std::size_t n : lengths_for(t)) {
+      if (n > 1792) continue;
+      const std::size_t wb = ls::dtype_bytes(t, static_cast<std::int64_t>(n));
+      const std::size_t xb = ls::dtype_bytes(a, static_cast<std::int64_t>(n));
+      const int max_rows = 4, max_tok = 5;
+      // Strides larger than a row: tiles must honour them.
+      std::vector<std::uint8_t> w(max_rows * (wb + 8)), x(max_tok * (xb + 4));
+      for (int r = 0; r < max_rows; ++r) {
+        const auto q = quantize(t, make_row(Fill::Normal, n, rng));
+        std::memcpy(&w[r * (wb + 8)], q.data(), wb);
+      }
+      for (int i = 0; i < max_tok; ++i) {
+        const auto xs = make_row(i == 2 ? Fill::Mixed : Fill::Normal, n, rng);
+        k::quantize_activations(a, xs.data(), &x[i * (xb + 4)], n);
+      }
+      for (int rows = 1; rows <= max_rows; ++rows) {
+        for (int tok = 1; tok <= max_tok; ++tok) {
+          std::vector<float> out(rows * 7, -1.0f);
+          k::dot_quantized_tile(t, w.data(), wb + 8, rows, x.data(), xb + 4, tok, n, out.data(), 7);
+          for (int r = 0; r < rows; ++r) {
+            for (int i = 0; i < 7; ++i) {
+              if (i >= tok) {
+                ASSERT_EQ(out[r * 7 + i], -1.0f) << "tile wrote past its tokens";
+                continue;
+              }
+              const float single = k::dot_quantized(t, &w[r * (wb + 8)], &x[i * (xb + 4)], n);
+              ASSERT_EQ(std::memcmp(&single, &out[r * 7 + i], 4), 0)
+                  << ls::dtype_name(t) << " n " << n << " tile " << rows << "x" << tok << " at "
+                  << r << "," << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantDot, ReportsImplementation) {
+  const std::string name = k::quant_simd_name();
+  EXPECT_TRUE(name == "avx2" || name == "scalar") << name;
+}
+
+}  // namespace
