@@ -1,5 +1,5 @@
-// Single-file or sharded loading; in the sharded case every tensor the index names must be
-// in the shard it names, and no tensor may appear in two shards.
+// Single-file or sharded safetensors loading, or one GGUF file; in the sharded case every tensor
+// the index names must be in the shard it names, and no tensor may appear in two shards.
 #include "model/tensor_store.h"
 
 #include <algorithm>
@@ -59,6 +59,14 @@ TensorStore TensorStore::open_hf_dir(const std::string& dir) {
       fail("{}: the index lists tensor '{}' in '{}' but that shard does not contain it", dir, name,
            shard);
   }
+  return s;
+}
+
+TensorStore TensorStore::open_gguf(const std::string& path) {
+  TensorStore s;
+  s.source_ = path;
+  s.gguf_ = std::make_unique<GgufFile>(path);
+  for (const auto& t : s.gguf_->tensors()) s.by_name_[t.name] = &t;
   return s;
 }
 

@@ -1,5 +1,6 @@
-// All tensors of a Hugging Face model directory, by file name: model.safetensors, or the shards
-// listed in model.safetensors.index.json. Owns the memory maps; hands out non-owning views.
+// All tensors of a model, by file name: a Hugging Face directory (model.safetensors, or the
+// shards listed in model.safetensors.index.json) or one GGUF file. Owns the memory maps; hands
+// out non-owning views.
 #pragma once
 
 #include <memory>
@@ -7,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/gguf.h"
 #include "model/safetensors.h"
 
 namespace ls {
@@ -14,15 +16,19 @@ namespace ls {
 class TensorStore {
  public:
   static TensorStore open_hf_dir(const std::string& dir);
+  static TensorStore open_gguf(const std::string& path);
 
   const TensorView* find(const std::string& name) const;
   std::vector<std::string> names() const;
   std::size_t total_bytes() const;  // bytes of all tensor data
   const std::string& source() const { return source_; }
+  // The GGUF file (its metadata) when opened with open_gguf, else nullptr.
+  const GgufFile* gguf() const { return gguf_.get(); }
 
  private:
   std::string source_;  // the directory, for messages
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::unique_ptr<GgufFile> gguf_;
   std::unordered_map<std::string, const TensorView*> by_name_;
 };
 

@@ -1,0 +1,51 @@
+// What a GGUF file's metadata means to the engine: the model config (qwen2.* keys mapped onto
+// the config.json keys parse_model_config reads, so both formats obey the same rules), the
+// tokenizer (tokenizer.ggml.* rebuilt as the equivalent tokenizer.json text) and the chat
+// template with the special tokens it is rendered with. A GGUF alone is a complete model.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/config.h"
+#include "model/gguf.h"
+
+namespace ls {
+
+// Metadata keys of the GGML token types (tokenizer.ggml.token_type).
+enum class GgufTokenType : std::int32_t {
+  Undefined = 0,
+  Normal = 1,
+  Unknown = 2,
+  Control = 3,
+  UserDefined = 4,
+  Unused = 5,
+  Byte = 6,
+};
+
+// config.json-style object built from the metadata (general.architecture must be "qwen2");
+// vocab_size is the row count of token_embd.weight, tie_word_embeddings is "output.weight is
+// absent", bos/eos come from tokenizer.ggml.{bos,eos}_token_id.
+nlohmann::json gguf_config_json(const GgufFile& f);
+ModelConfig gguf_model_config(const GgufFile& f);
+
+// True when the file carries a tokenizer (tokenizer.ggml.model is present).
+bool gguf_has_tokenizer(const GgufFile& f);
+// tokenizer.json text equivalent to the tokenizer.ggml.* metadata: model "gpt2" with pre
+// "qwen2" only (NFC, Qwen2's Split regex, ByteLevel, BPE). NORMAL tokens form the vocabulary,
+// CONTROL tokens become special added tokens, USER_DEFINED ones non-special added tokens,
+// UNUSED ones (llama.cpp's "[PAD{i}]" padding) are ids without text. Errors name the file/key.
+std::string gguf_tokenizer_json(const GgufFile& f);
+
+// tokenizer.chat_template and the special tokens a template sees (eos_token, pad_token,
+// bos_token when tokenizer.ggml.add_bos_token is true), as texts.
+struct GgufChatTemplate {
+  std::string source;
+  nlohmann::ordered_json special_tokens = nlohmann::ordered_json::object();
+};
+std::optional<GgufChatTemplate> gguf_chat_template(const GgufFile& f);
+
+}  // namespace ls

@@ -1,0 +1,330 @@
+// Metadata follows llama.cpp's converter for Qwen2: tokens padded with "[PAD{i}]" (type UNUSED)
+// up to vocab_size, added tokens CONTROL when special and USER_DEFINED otherwise, merges as
+// "a b" strings, eos/pad/bos ids from tokenizer_config.json (config.json as the fallback).
+// Rows are converted in chunks of about 4 MiB, so memory stays small whatever the model size.
+#include "model/gguf_quantize.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+#include "kernels/quant.h"
+#include "model/config.h"
+#include "model/gguf_metadata.h"
+#include "model/gguf_writer.h"
+#include "model/synth.h"
+#include "model/tensor_names.h"
+#include "model/tensor_store.h"
+
+namespace ls {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json read_json(const fs::path& p) {
+  try {
+    return nlohmann::json::parse(read_text_file(p.string()));
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("{}: invalid JSON: {}", p.string(), e.what());
+  }
+}
+
+// A special token in tokenizer_config.json: a string, {"content": ...}, or null.
+std::optional<std::string> config_token(const nlohmann::json& cfg, const char* key) {
+  auto it = cfg.find(key);
+  if (it == cfg.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
+    return (*it)["content"].get<std::string>();
+  return std::nullopt;
+}
+
+void add_tokenizer_metadata(GgufWriter& w, const fs::path& dir, const ModelConfig& config) {
+  const fs::path tok_path = dir / "tokenizer.json";
+  const std::string src = tok_path.string();
+  const nlohmann::json tok = read_json(tok_path);
+  if (!tok.is_object() || !tok.contains("model") || !tok["model"].is_object())
+    fail("{}: missing object field 'model'", src);
+  const auto& model = tok["model"];
+  if (model.value("type", "") != "BPE") fail("{}: field 'model.type' must be \"BPE\"", src);
+  if (!model.contains("vocab") || !model["vocab"].is_object())
+    fail("{}: missing object field 'model.vocab'", src);
+  const auto V = static_cast<std::size_t>(config.vocab_size);
+  std::vector<std::string> tokens(V);
+  std::vector<std::int32_t> types(V, static_cast<std::int32_t>(GgufTokenType::Unused));
+  std::map<std::string, std::int64_t> ids;
+  auto place = [&](const std::string& text, std::int64_t id, GgufTokenType type,
+                   const std::string& where) {
+    if (id < 0 || static_cast<std::size_t>(id) >= V)
+      fail("{}: {} has id {}, outside the model's vocab_size {}", src, where, id, V);
+    tokens[static_cast<std::size_t>(id)] = text;
+    types[static_cast<std::size_t>(id)] = static_cast<std::int32_t>(type);
+    ids[text] = id;
+  };
+  for (const auto& [text, id] : model["vocab"].items()) {
+    if (!id.is_number_integer()) fail("{}: model.vocab['{}'] must be an integer id", src, text);
+    place(text, id.get<std::int64_t>(), GgufTokenType::Normal, "model.vocab['" + text + "']");
+  }
+  if (auto it = tok.find("added_tokens"); it != tok.end() && it->is_array()) {
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const auto& a = (*it)[i];
+      const std::string where = fmt::format("added_tokens[{}]", i);
+      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() ||
+          !a.contains("content") || !a["content"].is_string())
+        fail("{}: {} must have an integer 'id' and a string 'content'", src, where);
+      const bool special = a.value("special", false);
+      place(a["content"].get<std::string>(), a["id"].get<std::int64_t>(),
+            special ? GgufTokenType::Control : GgufTokenType::UserDefined, where);
+    }
+  }
+  for (std::size_t i = 0; i < V; ++i)
+    if (types[i] == static_cast<std::int32_t>(GgufTokenType::Unused))
+      tokens[i] = fmt::format("[PAD{}]", i);
+  std::vector<std::string> merges;
+  if (model.contains("merges") && model["merges"].is_array()) {
+    merges.reserve(model["merges"].size());
+    for (std::size_t i = 0; i < model["merges"].size(); ++i) {
+      const auto& m = model["merges"][i];
+      if (m.is_string()) {
+        merges.push_back(m.get<std::string>());
+      } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+        merges.push_back(m[0].get<std::string>() + " " + m[1].get<std::string>());
+      } else {
+        fail("{}: model.merges[{}] must be \"a b\" or [\"a\", \"b\"]", src, i);
+      }
+    }
+  }
+
+  nlohmann::json tcfg = nlohmann::json::object();
+  const fs::path tcfg_path = dir / "tokenizer_config.json";
+  if (fs::exists(tcfg_path)) tcfg = read_json(tcfg_path);
+  if (!tcfg.is_object()) fail("{}: expected a JSON object", tcfg_path.string());
+  auto token_id = [&](const char* key, std::int64_t fallback) -> std::int64_t {
+    if (auto text = config_token(tcfg, key)) {
+      auto it = ids.find(*text);
+      if (it == ids.end())
+        fail("{}: {} '{}' is not a token of {}", tcfg_path.string(), key, *text, src);
+      return it->second;
+    }
+    return fallback;
+  };
+
+  w.add_string("tokenizer.ggml.model", "gpt2");
+  w.add_string("tokenizer.ggml.pre", "qwen2");
+  w.add_string_array("tokenizer.ggml.tokens", tokens);
+  w.add_int32_array("tokenizer.ggml.token_type", types);
+  w.add_string_array("tokenizer.ggml.merges", merges);
+  const std::int64_t eos = token_id("eos_token", config.eos_token_id);
+  const std::int64_t pad = token_id("pad_token", -1);
+  const std::int64_t bos = token_id("bos_token", config.bos_token_id);
+  if (eos >= 0) w.add_uint32("tokenizer.ggml.eos_token_id", static_cast<std::uint32_t>(eos));
+  if (pad >= 0) w.add_uint32("tokenizer.ggml.padding_token_id", static_cast<std::uint32_t>(pad));
+  if (bos >= 0) w.add_uint32("tokenizer.ggml.bos_token_id", static_cast<std::uint32_t>(bos));
+  bool add_bos = false;
+  if (auto it = tcfg.find("add_bos_token"); it != tcfg.end() && it->is_boolean())
+    add_bos = it->get<bool>();
+  w.add_bool("tokenizer.ggml.add_bos_token", add_bos);
+
+  std::string chat_template = builtin_qwen25_chat_template();
+  if (auto it = tcfg.find("chat_template"); it != tcfg.end() && it->is_string())
+    chat_template = it->get<std::string>();
+  else if (fs::exists(dir / "chat_template.jinja"))
+    chat_template = read_text_file((dir / "chat_template.jinja").string());
+  w.add_string("tokenizer.chat_template", chat_template);
+}
+
+// One row of a safetensors tensor (F32, F16 or BF16) as float32.
+void row_to_f32(DType t, const std::uint8_t* in, float* out, std::size_t n) {
+  switch (t) {
+    case DType::F32:
+      std::memcpy(out, in, n * 4);
+      return;
+    case DType::BF16:
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, in + 2 * i, 2);
+        out[i] = bf16_to_f32(h);
+      }
+      return;
+    case DType::F16:
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, in + 2 * i, 2);
+        out[i] = f16_to_f32(h);
+      }
+      return;
+    default:
+      fail("quantize: source dtype {} is not a float type", dtype_name(t));
+  }
+}
+
+void f32_to_row(DType t, const float* in, std::uint8_t* out, std::size_t n) {
+  switch (t) {
+    case DType::F32:
+      std::memcpy(out, in, n * 4);
+      return;
+    case DType::BF16:
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint16_t h = f32_to_bf16(in[i]);
+        std::memcpy(out + 2 * i, &h, 2);
+      }
+      return;
+    case DType::F16:
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint16_t h = f32_to_f16(in[i]);
+        std::memcpy(out + 2 * i, &h, 2);
+      }
+      return;
+    default:
+#ifdef LS_HAVE_QUANTIZE_ROW
+      kernels::quantize_row(t, in, out, n);
+      return;
+#else
+      fail("quantize: {} is not available in this build (no quantization kernels)", dtype_name(t));
+#endif
+  }
+}
+
+struct Job {
+  std::string name;  // GGUF name
+  const TensorView* src;
+  DType type;
+};
+
+}  // namespace
+
+DType gguf_tensor_type(DType requested, const std::vector<std::int64_t>& shape) {
+  if (shape.size() != 2) return DType::F32;
+  if (!dtype_is_quantized(requested)) return requested;
+  const auto cols = static_cast<std::size_t>(shape[1]);
+  if (cols % dtype_block_elems(requested) == 0) return requested;
+  if (cols % dtype_block_elems(DType::Q8_0) == 0) return DType::Q8_0;
+  return DType::F16;
+}
+
+std::uint32_t gguf_file_type(DType requested) {
+  switch (requested) {
+    case DType::F32:
+      return 0;
+    case DType::F16:
+      return 1;
+    case DType::Q4_0:
+      return 2;
+    case DType::Q8_0:
+      return 7;
+    case DType::Q4_K:
+      return 14;
+    case DType::Q6_K:
+      return 18;
+    case DType::BF16:
+      return 32;
+    case DType::Q8_K:
+      break;
+  }
+  fail("quantize: {} is not a GGUF file type", dtype_name(requested));
+}
+
+bool gguf_can_write(DType type) {
+  if (type == DType::Q8_K) return false;
+#ifdef LS_HAVE_QUANTIZE_ROW
+  return true;
+#else
+  return !dtype_is_quantized(type);
+#endif
+}
+
+QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
+  if (!gguf_can_write(o.type))
+    fail("quantize: type {} is not available in this build (no quantization kernels)",
+         dtype_name(o.type));
+  if (!fs::is_directory(o.model_dir))
+    fail("{}: not a model directory (expected config.json and *.safetensors inside)", o.model_dir);
+  const fs::path dir(o.model_dir);
+  const ModelConfig config = load_model_config((dir / "config.json").string());
+  const TensorStore store = TensorStore::open_hf_dir(o.model_dir);
+
+  QuantizeResult result;
+  GgufWriter w;
+  std::string name = o.name;
+  if (name.empty()) name = fs::path(o.model_dir).lexically_normal().filename().string();
+  if (name.empty() || name == ".") name = fs::absolute(dir).lexically_normal().filename().string();
+  w.add_string("general.architecture", "qwen2");
+  w.add_string("general.type", "model");
+  w.add_string("general.name", name);
+  w.add_uint32("qwen2.block_count", static_cast<std::uint32_t>(config.num_hidden_layers));
+  w.add_uint32("qwen2.context_length", static_cast<std::uint32_t>(config.max_position_embeddings));
+  w.add_uint32("qwen2.embedding_length", static_cast<std::uint32_t>(config.hidden_size));
+  w.add_uint32("qwen2.feed_forward_length", static_cast<std::uint32_t>(config.intermediate_size));
+  w.add_uint32("qwen2.attention.head_count",
+               static_cast<std::uint32_t>(config.num_attention_heads));
+  w.add_uint32("qwen2.attention.head_count_kv",
+               static_cast<std::uint32_t>(config.num_key_value_heads));
+  w.add_float32("qwen2.rope.freq_base", static_cast<float>(config.rope_theta));
+  w.add_float32("qwen2.attention.layer_norm_rms_epsilon", static_cast<float>(config.rms_norm_eps));
+  w.add_uint32("general.file_type", gguf_file_type(o.type));
+  w.add_uint32("general.quantization_version", 2);
+  if (fs::exists(dir / "tokenizer.json")) {
+    add_tokenizer_metadata(w, dir, config);
+    result.tokenizer = true;
+  }
+
+  // Tensors in llama.cpp's order: embeddings, each layer, final norm, lm_head.
+  std::vector<Job> jobs;
+  auto add = [&](WeightRole role, std::int64_t layer) {
+    const std::string hf = hf_tensor_name(role, layer);
+    const TensorView* t = store.find(hf);
+    if (t == nullptr) fail("{}: missing tensor '{}'", o.model_dir, hf);
+    const DType type = gguf_tensor_type(o.type, t->shape);
+    if (t->shape.size() == 2 && type != o.type)
+      result.fallbacks.push_back({gguf_tensor_name(role, layer), t->shape, type});
+    jobs.push_back({gguf_tensor_name(role, layer), t, type});
+    w.add_tensor(jobs.back().name, type, t->shape);
+  };
+  add(WeightRole::TokenEmbedding, -1);
+  for (std::int64_t l = 0; l < config.num_hidden_layers; ++l)
+    for (const auto& n : kTensorNames)
+      if (n.per_layer) add(n.role, l);
+  add(WeightRole::OutputNorm, -1);
+  if (!config.tie_word_embeddings) add(WeightRole::LmHead, -1);
+
+  std::vector<float> f32;
+  std::vector<std::uint8_t> out;
+  w.write(o.out, [&](std::size_t i, const ByteSink& sink) {
+    const Job& j = jobs[i];
+    const std::int64_t cols = j.src->shape.back();
+    const std::int64_t rows = j.src->numel() / cols;
+    if (j.src->dtype == j.type) {  // same type: the bytes as they are
+      sink({j.src->data, j.src->nbytes()});
+      result.bytes += j.src->nbytes();
+      return;
+    }
+    const std::size_t in_row = dtype_bytes(j.src->dtype, cols);
+    const std::size_t out_row = dtype_bytes(j.type, cols);
+    const std::int64_t chunk =
+        std::max<std::int64_t>(1, (std::int64_t{4} << 20) / static_cast<std::int64_t>(out_row));
+    f32.resize(static_cast<std::size_t>(cols));
+    for (std::int64_t r0 = 0; r0 < rows; r0 += chunk) {
+      const std::int64_t n = std::min(chunk, rows - r0);
+      out.resize(static_cast<std::size_t>(n) * out_row);
+      for (std::int64_t r = 0; r < n; ++r) {
+        row_to_f32(j.src->dtype, j.src->data + static_cast<std::size_t>(r0 + r) * in_row,
+                   f32.data(), static_cast<std::size_t>(cols));
+        f32_to_row(j.type, f32.data(), out.data() + static_cast<std::size_t>(r) * out_row,
+                   static_cast<std::size_t>(cols));
+      }
+      sink(out);
+      result.bytes += out.size();
+    }
+  });
+  result.tensors = jobs.size();
+  return result;
+}
+
+}  // namespace ls
