@@ -1,4 +1,4 @@
-// Loading a Hugging Face model directory and running sequences through it.
+// Loading a Hugging Face model directory or a GGUF file and running sequences through it.
 #include "model/model.h"
 
 #include <filesystem>
@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "model/gguf_metadata.h"
 
 namespace ls {
 
@@ -14,12 +15,21 @@ namespace fs = std::filesystem;
 Model::Model(std::string path, ModelConfig config, TensorStore store)
     : path_(std::move(path)), config_(std::move(config)), store_(std::move(store)) {
   weights_ = bind_weights(
-      config_, [this](const std::string& n) { return store_.find(n); }, false, path_);
+      config_, [this](const std::string& n) { return store_.find(n); },
+      store_.gguf() != nullptr, path_);
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path) {
+  if (fs::path(path).extension() == ".gguf" && !fs::is_directory(path)) {
+    // A GGUF file is the whole model: config and tokenizer come from its metadata.
+    TensorStore store = TensorStore::open_gguf(path);
+    ModelConfig config = gguf_model_config(*store.gguf());
+    return std::unique_ptr<Model>(new Model(path, std::move(config), std::move(store)));
+  }
   if (!fs::is_directory(path))
-    fail("{}: not a model directory (expected config.json and *.safetensors inside)", path);
+    fail("{}: not a model directory (expected config.json and *.safetensors inside) nor a .gguf "
+         "file",
+         path);
   ModelConfig config = load_model_config((fs::path(path) / "config.json").string());
   TensorStore store = TensorStore::open_hf_dir(path);
   std::unique_ptr<Model> m(new Model(path, std::move(config), std::move(store)));
