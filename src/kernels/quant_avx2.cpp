@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <vector>
 
 #include "kernels/quant.h"
 #include "kernels/quant_internal.h"
@@ -47,18 +48,21 @@ std::uint16_t f16_at(
   return d;
 }
 
-// Eight f16 scales, of the blocks at order[0..7] (block stride `bytes`), as float lanes.
-LS_AVX2 inline __m256 gather_scales(const std::uint8_t* p, std::size_t bytes, const int order[8]) {
-  std::uint64_t a = 0, b = 0;
-  for (int i = 0; i < 4; ++i) {
-    a |= std::uint64_t{f16_at(p + order[i] * bytes)} << (16 * i);
-    b |= std::uint64_t{f16_at(p + order[i + 4] * bytes)} << (16 * i);
+// Eight f16 scales of consecutive blocks (stride B bytes) as float lanes, in the lane order of
+// the format: natural for Q8_0, [b0 b2 b4 b6 | b1 b3 b5 b7] for Q4_0 (kEvenOdd).
+template <std::size_t B, bool kEvenOdd>
+LS_AVX2 inline __m256 gather_scales(const std::uint8_t* p) {
+  auto d = [p](int b) { return std::uint64_t{f16_at(p + b * B)}; };
+  std::uint64_t a, b;
+  if constexpr (kEvenOdd) {
+    a = d(0) | d(2) << 16 | d(4) << 32 | d(6) << 48;
+    b = d(1) | d(3) << 16 | d(5) << 32 | d(7) << 48;
+  } else {
+    a = d(0) | d(1) << 16 | d(2) << 32 | d(3) << 48;
+    b = d(4) | d(5) << 16 | d(6) << 32 | d(7) << 48;
   }
   return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a)));
 }
-
-constexpr int kOrderQ8_0[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-constexpr int kOrderQ4_0[8] = {0, 2, 4, 6, 1, 3, 5, 7};
 
 // ---- Q8_0 x Q8_0: one chunk of 8 blocks for 1 weight row and T activation rows ----------------
 
@@ -83,6 +87,7 @@ LS_AVX2 inline void pair_q8_0(const std::uint8_t* w, const std::uint8_t* const* 
   constexpr std::size_t B = sizeof(BlockQ8_0);
   const __m256i w0 = load256(w + b * B + 2), w1 = load256(w + (b + 1) * B + 2);
   const __m256i a0 = _mm256_sign_epi8(w0, w0), a1 = _mm256_sign_epi8(w1, w1);
+#pragma GCC unroll 8
   for (int t = 0; t < T; ++t)
     out[t] = _mm256_hadd_epi32(q8_0_partial(a0, w0, x[t] + b * B),
                                q8_0_partial(a1, w1, x[t] + (b + 1) * B));
@@ -93,9 +98,11 @@ LS_AVX2 void chunk_q8_0(const std::uint8_t* w, const std::uint8_t* const* x, __m
   __m256i p[T], q[T], x0123[T];
   pair_q8_0<T>(w, x, 0, p);
   pair_q8_0<T>(w, x, 2, q);
+#pragma GCC unroll 8
   for (int t = 0; t < T; ++t) x0123[t] = _mm256_hadd_epi32(p[t], q[t]);
   pair_q8_0<T>(w, x, 4, p);
   pair_q8_0<T>(w, x, 6, q);
+#pragma GCC unroll 8
   for (int t = 0; t < T; ++t) sums[t] = reduce8(x0123[t], _mm256_hadd_epi32(p[t], q[t]));
 }
 
@@ -112,6 +119,7 @@ LS_AVX2 inline void pair_q4_0(const std::uint8_t* w, const std::uint8_t* const* 
   const __m256i q = load2x128(w + b * B + 2, w + (b + 1) * B + 2);
   const __m256i lo = _mm256_and_si256(q, m4);
   const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+#pragma GCC unroll 8
   for (int t = 0; t < T; ++t) {
     const std::uint8_t* x0 = x[t] + b * BX + 2;
     const std::uint8_t* x1 = x[t] + (b + 1) * BX + 2;
@@ -131,52 +139,174 @@ LS_AVX2 void chunk_q4_0(const std::uint8_t* w, const std::uint8_t* const* x, __m
   __m256i p[T], q[T], g[T];
   pair_q4_0<T>(w, x, 0, p);
   pair_q4_0<T>(w, x, 2, q);
+#pragma GCC unroll 8
   for (int t = 0; t < T; ++t) g[t] = _mm256_hadd_epi32(p[t], q[t]);
   pair_q4_0<T>(w, x, 4, p);
   pair_q4_0<T>(w, x, 6, q);
+#pragma GCC unroll 8
   for (int t = 0; t < T; ++t) sums[t] = _mm256_hadd_epi32(g[t], _mm256_hadd_epi32(p[t], q[t]));
 }
 
-// Rows x tokens of a 32-element format, T tokens at a time (T <= 4), chunks of 8 blocks; a
-// ragged last chunk is copied into zeroed blocks (s = 0, scale = 0: the lanes do not change).
+// Copies len < 8 * 34 bytes with 16-byte moves, never touching memory past src + len (the last
+// move overlaps the previous one). len >= 16 always holds here (one block is 18 or 34 bytes).
+LS_AVX2 inline void copy_small(std::uint8_t* dst, const std::uint8_t* src, std::size_t len) {
+  std::size_t i = 0;
+  for (; i + 16 <= len; i += 16)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), load128(src + i));
+  if (i < len)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + len - 16), load128(src + len - 16));
+}
+
+// Rows x tokens of a 32-element format, T tokens at a time (T <= 4), chunks of 8 blocks. The
+// ragged last chunk runs on copies padded with zero blocks (sum 0, scale 0: fma(0, 0, lane) ==
+// lane), as the model says; the activation copies are made once per call.
 template <typename WBlock, int T>
 LS_AVX2 void tile_32(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                      const std::uint8_t* const* xrows, std::size_t nb, float* out,
                      std::size_t out_stride) {
   constexpr bool kQ4 = sizeof(WBlock) == sizeof(BlockQ4_0);
   constexpr std::size_t B = sizeof(WBlock), BX = sizeof(BlockQ8_0);
-  const int* order = kQ4 ? kOrderQ4_0 : kOrderQ8_0;
+  const std::size_t full = nb / 8 * 8, left = nb - full;
   alignas(32) std::uint8_t wpad[8 * B], xpad[T][8 * BX];
+  const std::uint8_t* xtail[T];
+  if (left > 0) {
+    std::memset(wpad, 0, sizeof wpad);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      std::memset(xpad[t], 0, sizeof xpad[t]);
+      copy_small(xpad[t], xrows[t] + full * BX, left * BX);
+      xtail[t] = xpad[t];
+    }
+  }
   for (int r = 0; r < n_rows; ++r) {
     const std::uint8_t* wr = w + r * w_stride;
     __m256 acc[T];
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (std::size_t c = 0; c < nb; c += 8) {
       const std::uint8_t* wc = wr + c * B;
       const std::uint8_t* xc[T];
-      for (int t = 0; t < T; ++t) xc[t] = xrows[t] + c * BX;
-      if (nb - c < 8) {
-        const std::size_t left = nb - c;
-        std::memset(wpad, 0, sizeof wpad);
-        std::memcpy(wpad, wc, left * B);
+      if (c == full) {
+        copy_small(wpad, wc, left * B);
         wc = wpad;
-        for (int t = 0; t < T; ++t) {
-          std::memset(xpad[t], 0, sizeof xpad[t]);
-          std::memcpy(xpad[t], xc[t], left * BX);
-          xc[t] = xpad[t];
-        }
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) xc[t] = xtail[t];
+      } else {
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) xc[t] = xrows[t] + c * BX;
       }
       __m256i sums[T];
       if constexpr (kQ4)
         chunk_q4_0<T>(wc, xc, sums);
       else
         chunk_q8_0<T>(wc, xc, sums);
-      const __m256 dw = gather_scales(wc, B, order);
+      const __m256 dw = gather_scales<B, kQ4>(wc);
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        const __m256 scale = _mm256_mul_ps(dw, gather_scales(xc[t], BX, order));
+        const __m256 scale = _mm256_mul_ps(dw, gather_scales<BX, kQ4>(xc[t]));
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[t]), scale, acc[t]);
       }
     }
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) out[r * out_stride + t] = hsum_tree(acc[t]);
+  }
+}
+
+// ---- Q4_0 with prepared activations (the decode and prefill path) ----------------------------
+
+// One chunk of 8 activation blocks rearranged for Q4_0 once per call, so each weight row costs
+// only its own loads: y[2p], y[2p + 1] = elements 0..15 / 16..31 of blocks 2p and 2p + 1 side by
+// side (the layout the nibble unpacking produces), corr = 8 * (sum of each block's values) and
+// scale = each block's f16 scale, both in the Q4_0 lane order. Blocks past the row are zeros.
+struct alignas(32) ChunkQ4 {
+  __m256i y[8];
+  __m256i corr;
+  __m256 scale;
+};
+
+LS_AVX2 void prepare_q4_0(const std::uint8_t* x, std::size_t nb, ChunkQ4* out) {
+  constexpr std::size_t BX = sizeof(BlockQ8_0);
+  alignas(32) std::uint8_t zero[BX] = {};
+  for (std::size_t c = 0; c < nb; c += 8) {
+    ChunkQ4& ch = out[c / 8];
+    alignas(32) int corr[8];
+    alignas(32) float scale[8];
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+      const std::uint8_t* xb = c + k < nb ? x + (c + k) * BX : zero;
+      int sum = 0;
+#pragma GCC unroll 8
+      for (int i = 0; i < 32; ++i) sum += static_cast<std::int8_t>(xb[2 + i]);
+      corr[q4_0_lane(k)] = 8 * sum;
+      scale[q4_0_lane(k)] = _cvtsh_ss(f16_at(xb));
+    }
+#pragma GCC unroll 8
+    for (int p = 0; p < 4; ++p) {
+      const std::uint8_t* x0 = c + 2 * p < nb ? x + (c + 2 * p) * BX : zero;
+      const std::uint8_t* x1 = c + 2 * p + 1 < nb ? x + (c + 2 * p + 1) * BX : zero;
+      ch.y[2 * p] = load2x128(x0 + 2, x1 + 2);
+      ch.y[2 * p + 1] = load2x128(x0 + 18, x1 + 18);
+    }
+    ch.corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(corr));
+    ch.scale = _mm256_load_ps(scale);
+  }
+}
+
+template <int T>
+LS_AVX2 void tile_q4_0(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                       const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                       std::size_t out_stride) {
+  constexpr std::size_t B = sizeof(BlockQ4_0);
+  const std::size_t chunks = (nb + 7) / 8, full = nb / 8 * 8, left = nb - full;
+  // Scratch reused from call to call: no allocation once a thread has seen its largest row.
+  thread_local std::vector<ChunkQ4> scratch;
+  if (scratch.size() < chunks * T) scratch.resize(chunks * T);
+  const ChunkQ4* prep[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    prepare_q4_0(xrows[t], nb, &scratch[t * chunks]);
+    prep[t] = &scratch[t * chunks];
+  }
+  alignas(32) std::uint8_t wpad[8 * B];
+  if (left > 0) std::memset(wpad, 0, sizeof wpad);
+  const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+  for (int r = 0; r < n_rows; ++r) {
+    const std::uint8_t* wr = w + r * w_stride;
+    __m256 acc[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const std::uint8_t* wc = wr + c * 8 * B;
+      if (c * 8 == full) {
+        copy_small(wpad, wc, left * B);
+        wc = wpad;
+      }
+      __m256i u[T][4];
+#pragma GCC unroll 8
+      for (int p = 0; p < 4; ++p) {
+        const __m256i q = load2x128(wc + 2 * p * B + 2, wc + (2 * p + 1) * B + 2);
+        const __m256i lo = _mm256_and_si256(q, m4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+          const ChunkQ4& ch = prep[t][c];
+          const __m256i prod = _mm256_add_epi16(_mm256_maddubs_epi16(lo, ch.y[2 * p]),
+                                                _mm256_maddubs_epi16(hi, ch.y[2 * p + 1]));
+          u[t][p] = _mm256_madd_epi16(prod, ones);
+        }
+      }
+      const __m256 dw = gather_scales<B, true>(wc);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const ChunkQ4& ch = prep[t][c];
+        const __m256i sums =
+            _mm256_sub_epi32(_mm256_hadd_epi32(_mm256_hadd_epi32(u[t][0], u[t][1]),
+                                               _mm256_hadd_epi32(u[t][2], u[t][3])),
+                             ch.corr);
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(dw, ch.scale), acc[t]);
+      }
+    }
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) out[r * out_stride + t] = hsum_tree(acc[t]);
   }
 }
@@ -197,13 +327,16 @@ LS_AVX2 void tile_q4_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
       int sc[8], mn[8];
       for (int j = 0; j < 8; ++j) q4_k_scale_min(packed, j, &sc[j], &mn[j]);
       __m256i acc[T];
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
       for (int g = 0; g < 4; ++g) {
         const __m256i q = load256(wb + offsetof(BlockQ4_K, qs) + 32 * g);
         const __m256i lo = _mm256_and_si256(q, m4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
         const __m256i s0 = _mm256_set1_epi16(static_cast<short>(sc[2 * g]));
         const __m256i s1 = _mm256_set1_epi16(static_cast<short>(sc[2 * g + 1]));
+#pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const std::uint8_t* y = xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g;
           const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(y)), s0);
@@ -214,7 +347,8 @@ LS_AVX2 void tile_q4_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
       std::uint16_t d16, dmin16;
       std::memcpy(&d16, wb + offsetof(BlockQ4_K, d), 2);
       std::memcpy(&dmin16, wb + offsetof(BlockQ4_K, dmin), 2);
-      const float dw = f16_to_f32(d16), dminw = f16_to_f32(dmin16);
+      const float dw = _cvtsh_ss(d16), dminw = _cvtsh_ss(dmin16);
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const std::uint8_t* xb = xrows[t] + b * sizeof(BlockQ8_K);
         std::int16_t bs[16];
@@ -227,6 +361,7 @@ LS_AVX2 void tile_q4_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
         m[t] = std::fma(static_cast<float>(msum), dx * dminw, m[t]);
       }
     }
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) out[r * out_stride + t] = a[t] - m[t];
   }
 }
@@ -240,6 +375,7 @@ LS_AVX2 void tile_q6_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
   const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
   // pshufb patterns picking scales (2k, 2k+1), eight copies each, for k = 0..7.
   __m128i pick[8];
+#pragma GCC unroll 8
   for (int k = 0; k < 8; ++k)
     pick[k] = _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k));
   for (int r = 0; r < n_rows; ++r) {
@@ -248,12 +384,14 @@ LS_AVX2 void tile_q6_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
       const std::uint8_t* wb = w + r * w_stride + b * sizeof(BlockQ6_K);
       const __m128i sc8 = load128(wb + offsetof(BlockQ6_K, scales));
       __m256i acc[T];
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         // The -32 offset of every level, through the activation block sums: 32 * sum sc_j bsum_j.
         const __m256i bs = load256(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256);
         acc[t] = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bs), 5);
         acc[t] = _mm256_sub_epi32(_mm256_setzero_si256(), acc[t]);
       }
+#pragma GCC unroll 8
       for (int h = 0; h < 2; ++h) {
         const __m256i ql0 = load256(wb + 64 * h), ql1 = load256(wb + 64 * h + 32);
         const __m256i qh = load256(wb + 128 + 32 * h);
@@ -266,8 +404,10 @@ LS_AVX2 void tile_q6_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                                _mm256_and_si256(qh, m30));
         q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
                                _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+#pragma GCC unroll 8
         for (int k = 0; k < 4; ++k) {
           const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, pick[4 * h + k]));
+#pragma GCC unroll 8
           for (int t = 0; t < T; ++t) {
             const __m256i y = load256(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 128 * h + 32 * k);
             acc[t] = _mm256_add_epi32(acc[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], y), s));
@@ -276,13 +416,15 @@ LS_AVX2 void tile_q6_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
       }
       std::uint16_t d16;
       std::memcpy(&d16, wb + offsetof(BlockQ6_K, d), 2);
-      const float dw = f16_to_f32(d16);
+      const float dw = _cvtsh_ss(d16);
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         float dx;
         std::memcpy(&dx, xrows[t] + b * sizeof(BlockQ8_K), 4);
         a[t] = std::fma(static_cast<float>(hsum_i32(acc[t])), dx * dw, a[t]);
       }
     }
+#pragma GCC unroll 8
     for (int t = 0; t < T; ++t) out[r * out_stride + t] = a[t];
   }
 }
@@ -296,7 +438,7 @@ LS_AVX2 void tile_t(DType weight, const std::uint8_t* w, std::size_t w_stride, i
     case DType::Q8_0:
       return tile_32<BlockQ8_0, T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
     case DType::Q4_0:
-      return tile_32<BlockQ4_0, T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+      return tile_q4_0<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
     case DType::Q4_K:
       return tile_q4_k<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
     default:
@@ -334,6 +476,7 @@ LS_AVX2 void quantize_q8_0_avx2(const float* x, std::uint8_t* out, std::size_t n
   for (std::size_t b = 0; b < nb; ++b, x += 32, out += sizeof(BlockQ8_0)) {
     __m256 v[4];
     __m256 amax = _mm256_setzero_ps();
+#pragma GCC unroll 8
     for (int k = 0; k < 4; ++k) {
       v[k] = _mm256_loadu_ps(x + 8 * k);
       amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[k]));
@@ -344,6 +487,7 @@ LS_AVX2 void quantize_q8_0_avx2(const float* x, std::uint8_t* out, std::size_t n
     std::memcpy(out, &d16, 2);
     const __m256 vid = _mm256_set1_ps(id);
     __m256i q[4];
+#pragma GCC unroll 8
     for (int k = 0; k < 4; ++k) q[k] = _mm256_cvtps_epi32(round_away(_mm256_mul_ps(v[k], vid)));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2), pack32(q[0], q[1], q[2], q[3]));
   }
@@ -353,6 +497,7 @@ LS_AVX2 void quantize_q8_k_avx2(const float* x, std::uint8_t* out, std::size_t n
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (std::size_t b = 0; b < nb; ++b, x += 256, out += sizeof(BlockQ8_K)) {
     __m256 amax = _mm256_setzero_ps();
+#pragma GCC unroll 8
     for (int k = 0; k < 32; ++k)
       amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * k)));
     const float am = hmax(amax);
@@ -373,8 +518,10 @@ LS_AVX2 void quantize_q8_k_avx2(const float* x, std::uint8_t* out, std::size_t n
     const __m256 vs = _mm256_set1_ps(iscale);
     const __m256i top = _mm256_set1_epi32(127);
     std::int16_t bsums[16];
+#pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) {
       __m256i q[4];
+#pragma GCC unroll 8
       for (int i = 0; i < 4; ++i) {
         const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(x + 32 * k + 8 * i), vs);
         q[i] = _mm256_min_epi32(

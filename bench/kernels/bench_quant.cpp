@@ -1,0 +1,179 @@
+// Single-thread throughput of the quantized kernels: matrix-vector products (decode) in GB/s of
+// weight bytes at Qwen2.5-0.5B shapes (4864 x 896 stays in L2/L3; 151936 x 896, the tied
+// lm_head, streams from memory), 4 x 4 tiles (prefill) in multiply-adds per second, and the
+// activation quantizers; a single-thread read-bandwidth probe gives the ceiling in the same run.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/thread_pool.h"
+#include "kernels/bandwidth.h"
+#include "kernels/quant.h"
+
+namespace {
+
+using ls::DType;
+namespace k = ls::kernels;
+
+// Random blocks with sane f16 scales (quantizing 136M floats with the K-quant search would take
+// minutes; the kernels' speed does not depend on how the bytes were chosen).
+std::vector<std::uint8_t> random_weights(DType t, std::size_t rows, std::size_t cols) {
+  const std::size_t bytes = ls::dtype_bytes(t, static_cast<std::int64_t>(rows * cols));
+  std::vector<std::uint8_t> w(bytes);
+  std::mt19937_64 rng(7);
+  for (std::size_t i = 0; i + 8 <= bytes; i += 8) {
+    const std::uint64_t v = rng();
+    std::memcpy(&w[i], &v, 8);
+  }
+  const std::size_t bb = ls::dtype_block_bytes(t);
+  const std::uint16_t d = ls::f32_to_f16(0.01f);
+  for (std::size_t off = 0; off < bytes; off += bb) {
+    if (t == DType::Q6_K) {
+      std::memcpy(&w[off + 208], &d, 2);
+    } else {
+      std::memcpy(&w[off], &d, 2);
+      if (t == DType::Q4_K) std::memcpy(&w[off + 2], &d, 2);
+    }
+  }
+  return w;
+}
+
+std::vector<std::uint8_t> activations(DType weight, std::size_t cols, int tokens) {
+  const DType a = k::dot_activation_type(weight);
+  const std::size_t xb = ls::dtype_bytes(a, static_cast<std::int64_t>(cols));
+  std::vector<std::uint8_t> xq(xb * tokens);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> x(cols);
+  for (int t = 0; t < tokens; ++t) {
+    for (auto& v : x) v = nd(rng);
+    k::quantize_activations(a, x.data(), xq.data() + t * xb, cols);
+  }
+  return xq;
+}
+
+DType type_arg(std::int64_t i) {
+  constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+  return kTypes[i];
+}
+
+// Decode: one activation row against the whole matrix, as matmul calls it (one tile call over
+// many rows). Args: type index, rows, cols.
+void BM_matvec(benchmark::State& state) {
+  const DType t = type_arg(state.range(0));
+  const auto rows = static_cast<std::size_t>(state.range(1));
+  const auto cols = static_cast<std::size_t>(state.range(2));
+  const auto w = random_weights(t, rows, cols);
+  const auto xq = activations(t, cols, 1);
+  const std::size_t wb = w.size() / rows;
+  std::vector<float> y(rows);
+  for (auto _ : state) {
+    k::dot_quantized_tile(t, w.data(), wb, static_cast<int>(rows), xq.data(), 0, 1, cols, y.data(),
+                          1);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
+  state.SetLabel(std::string(ls::dtype_name(t)) + " " + k::quant_simd_name());
+}
+
+// The same through dot_quantized, one call per row (per-call overhead included).
+void BM_matvec_rowcalls(benchmark::State& state) {
+  const DType t = type_arg(state.range(0));
+  const auto rows = static_cast<std::size_t>(state.range(1));
+  const auto cols = static_cast<std::size_t>(state.range(2));
+  const auto w = random_weights(t, rows, cols);
+  const auto xq = activations(t, cols, 1);
+  const std::size_t wb = w.size() / rows;
+  std::vector<float> y(rows);
+  for (auto _ : state) {
+    for (std::size_t r = 0; r < rows; ++r) y[r] = k::dot_quantized(t, &w[r * wb], xq.data(), cols);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
+  state.SetLabel(std::string(ls::dtype_name(t)) + " " + k::quant_simd_name());
+}
+
+// Prefill: `tokens` activation rows against the whole matrix, 4 x 4 tiles. Items = multiply-adds.
+void BM_tile(benchmark::State& state) {
+  const DType t = type_arg(state.range(0));
+  const auto rows = static_cast<std::size_t>(state.range(1));
+  const auto cols = static_cast<std::size_t>(state.range(2));
+  const int tokens = static_cast<int>(state.range(3));
+  const auto w = random_weights(t, rows, cols);
+  const auto xq = activations(t, cols, tokens);
+  const std::size_t wb = w.size() / rows, xb = xq.size() / tokens;
+  std::vector<float> y(rows * tokens);
+  for (auto _ : state) {
+    for (int t0 = 0; t0 < tokens; t0 += 4) {
+      const int nt = std::min(4, tokens - t0);
+      for (std::size_t r = 0; r < rows; r += 4) {
+        const int nr = static_cast<int>(std::min<std::size_t>(4, rows - r));
+        k::dot_quantized_tile(t, &w[r * wb], wb, nr, &xq[t0 * xb], xb, nt, cols,
+                              &y[r * tokens + t0], tokens);
+      }
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols * tokens));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
+  state.SetLabel(std::string(ls::dtype_name(t)) + " " + k::quant_simd_name());
+}
+
+void BM_quantize_activations(benchmark::State& state) {
+  const DType a = state.range(0) == 0 ? DType::Q8_0 : DType::Q8_K;
+  const std::size_t n = 4864;
+  std::vector<float> x(n);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0, 1);
+  for (auto& v : x) v = nd(rng);
+  std::vector<std::uint8_t> q(ls::dtype_bytes(a, static_cast<std::int64_t>(n)));
+  for (auto _ : state) {
+    k::quantize_activations(a, x.data(), q.data(), n);
+    benchmark::DoNotOptimize(q.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+  state.SetLabel(std::string(ls::dtype_name(a)) + " " + k::quant_simd_name());
+}
+
+void BM_read_bandwidth_1thread(benchmark::State& state) {
+  ls::ThreadPool pool(1);
+  double gbs = 0;
+  for (auto _ : state) gbs = k::measure_read_bandwidth(pool, std::size_t{512} << 20, 3).gb_per_s;
+  state.counters["GB/s"] = gbs;
+}
+
+// 0 Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K. K-quants need cols % 256 == 0, so they run the transposed
+// shapes (896 x 4864, and 27986 x 4864 ~ the lm_head's 136M weights).
+BENCHMARK(BM_matvec)
+    ->Args({0, 4864, 896})
+    ->Args({1, 4864, 896})
+    ->Args({2, 896, 4864})
+    ->Args({3, 896, 4864})
+    ->Args({0, 151936, 896})
+    ->Args({1, 151936, 896})
+    ->Args({2, 27986, 4864})
+    ->Args({3, 27986, 4864})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_matvec_rowcalls)
+    ->Args({0, 4864, 896})
+    ->Args({1, 4864, 896})
+    ->Args({2, 896, 4864})
+    ->Args({3, 896, 4864})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_tile)
+    ->Args({0, 4864, 896, 16})
+    ->Args({1, 4864, 896, 16})
+    ->Args({2, 896, 4864, 16})
+    ->Args({3, 896, 4864, 16})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_quantize_activations)->Arg(0)->Arg(1);
+BENCHMARK(BM_read_bandwidth_1thread)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
