@@ -64,6 +64,10 @@ LS_AVX2 inline __m256 gather_scales(const std::uint8_t* p) {
   return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a)));
 }
 
+struct alignas(32) Lanes8 {  // a vector in a std::vector (no attribute-dropping warning)
+  __m256 v;
+};
+
 // ---- Q8_0 x Q8_0: one chunk of 8 blocks for 1 weight row and T activation rows ----------------
 
 // Block sums of 8 blocks, lane b = block b. v[b] holds 8 int32 partial sums of block b.
@@ -178,6 +182,15 @@ LS_AVX2 void tile_32(const std::uint8_t* w, std::size_t w_stride, int n_rows,
       xtail[t] = xpad[t];
     }
   }
+  // The activation scales of every chunk, as floats in lane order, once per call.
+  const std::size_t chunks = (nb + 7) / 8;
+  thread_local std::vector<Lanes8> xscales;
+  if (xscales.size() < chunks * T) xscales.resize(chunks * T);
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t)
+    for (std::size_t c = 0; c < chunks; ++c)
+      xscales[t * chunks + c].v =
+          gather_scales<BX, kQ4>(c * 8 == full ? xtail[t] : xrows[t] + c * 8 * BX);
   for (int r = 0; r < n_rows; ++r) {
     const std::uint8_t* wr = w + r * w_stride;
     __m256 acc[T];
@@ -203,7 +216,7 @@ LS_AVX2 void tile_32(const std::uint8_t* w, std::size_t w_stride, int n_rows,
       const __m256 dw = gather_scales<B, kQ4>(wc);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        const __m256 scale = _mm256_mul_ps(dw, gather_scales<BX, kQ4>(xc[t]));
+        const __m256 scale = _mm256_mul_ps(dw, xscales[t * chunks + c / 8].v);
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[t]), scale, acc[t]);
       }
     }
@@ -322,10 +335,18 @@ LS_AVX2 void tile_q4_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
     float a[T] = {}, m[T] = {};
     for (std::size_t b = 0; b < nb; ++b) {
       const std::uint8_t* wb = w + r * w_stride + b * sizeof(BlockQ4_K);
-      std::uint8_t packed[12];
-      std::memcpy(packed, wb + offsetof(BlockQ4_K, scales), 12);
-      int sc[8], mn[8];
-      for (int j = 0; j < 8; ++j) q4_k_scale_min(packed, j, &sc[j], &mn[j]);
+      // The 12 packed bytes as words [sc0-3, sc4-7, m0-3, m4-7] (6 bits each, see
+      // q4_k_scale_min): low 6 bits of bytes 0-7, and nibbles of bytes 8-11 plus the top 2 bits
+      // of bytes 0-7 for sub-blocks 4-7.
+      std::uint32_t u[3];
+      std::memcpy(u, wb + offsetof(BlockQ4_K, scales), 12);
+      constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
+      const __m128i sm = _mm_set_epi32(
+          static_cast<int>(((u[2] >> 4) & k4) | (((u[1] >> 6) & k2) << 4)),
+          static_cast<int>(u[1] & k6), static_cast<int>((u[2] & k4) | (((u[0] >> 6) & k2) << 4)),
+          static_cast<int>(u[0] & k6));
+      const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+      const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));  // m0 m0 m1 m1 ..
       __m256i acc[T];
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_si256();
@@ -334,8 +355,10 @@ LS_AVX2 void tile_q4_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
         const __m256i q = load256(wb + offsetof(BlockQ4_K, qs) + 32 * g);
         const __m256i lo = _mm256_and_si256(q, m4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-        const __m256i s0 = _mm256_set1_epi16(static_cast<short>(sc[2 * g]));
-        const __m256i s1 = _mm256_set1_epi16(static_cast<short>(sc[2 * g + 1]));
+        const __m256i s0 = _mm256_shuffle_epi8(
+            sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * 2 * g)));
+        const __m256i s1 = _mm256_shuffle_epi8(
+            sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * (2 * g + 1))));
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const std::uint8_t* y = xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g;
@@ -351,12 +374,9 @@ LS_AVX2 void tile_q4_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const std::uint8_t* xb = xrows[t] + b * sizeof(BlockQ8_K);
-        std::int16_t bs[16];
         float dx;
         std::memcpy(&dx, xb, 4);
-        std::memcpy(bs, xb + 4 + 256, sizeof bs);
-        int msum = 0;
-        for (int j = 0; j < 8; ++j) msum += mn[j] * (bs[2 * j] + bs[2 * j + 1]);
+        const int msum = hsum_i32(_mm256_madd_epi16(load256(xb + 4 + 256), mins));
         a[t] = std::fma(static_cast<float>(hsum_i32(acc[t])), dx * dw, a[t]);
         m[t] = std::fma(static_cast<float>(msum), dx * dminw, m[t]);
       }

@@ -283,6 +283,40 @@ TEST(QuantDot, MatchesReferencesAndScalarBits) {
   }
 }
 
+// Arbitrary block bytes (every 6-bit scale/min pattern of Q4_K, every Q6_K scale, -128 in
+// Q8_0 weights) with finite f16 scales: SIMD == scalar bits, and both near the exact reference.
+TEST(QuantDot, ArbitraryBlockBytes) {
+  std::mt19937 rng(8);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  for (DType t : kWeights) {
+    const DType a = k::dot_activation_type(t);
+    for (std::size_t n : lengths_for(t)) {
+      std::vector<std::uint8_t> w(ls::dtype_bytes(t, static_cast<std::int64_t>(n)));
+      for (auto& v : w) v = static_cast<std::uint8_t>(byte(rng));
+      const std::size_t bb = ls::dtype_block_bytes(t);
+      for (std::size_t off = 0; off < w.size(); off += bb) {
+        const std::uint16_t d = ls::f32_to_f16(scale(rng)), dmin = ls::f32_to_f16(scale(rng));
+        std::memcpy(&w[off + (t == DType::Q6_K ? 208 : 0)], &d, 2);
+        if (t == DType::Q4_K) std::memcpy(&w[off + 2], &dmin, 2);
+      }
+      std::mt19937 xr(static_cast<unsigned>(n));
+      const auto xs = make_row(Fill::Normal, n, xr);
+      std::vector<std::uint8_t> x(ls::dtype_bytes(a, static_cast<std::int64_t>(n)));
+      k::quantize_activations(a, xs.data(), x.data(), n);
+      const auto wf = dequantize(t, w, n), xf = dequantize(a, x, n);
+      double mag = 0;
+      for (std::size_t i = 0; i < n; ++i) mag += std::fabs(static_cast<double>(wf[i]) * xf[i]);
+      const float got = k::dot_quantized(t, w.data(), x.data(), n);
+      const float scalar = k::dot_quantized_scalar(t, w.data(), x.data(), n);
+      const double ref = k::dot_quantized_ref(t, w.data(), x.data(), n);
+      ASSERT_EQ(std::memcmp(&got, &scalar, 4), 0) << ls::dtype_name(t) << " n " << n;
+      const double blocks = static_cast<double>(n / ls::dtype_block_elems(t));
+      ASSERT_NEAR(got, ref, 4e-7 * (blocks + 4) * mag) << ls::dtype_name(t) << " n " << n;
+    }
+  }
+}
+
 TEST(QuantDot, TilesBitIdenticalToSingleDots) {
   std::mt19937 rng(6);
   for (DType t : kWeights) {
