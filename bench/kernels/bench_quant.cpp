@@ -98,7 +98,7 @@ void BM_matvec_rowcalls(benchmark::State& state) {
   state.SetLabel(std::string(ls::dtype_name(t)) + " " + k::quant_simd_name());
 }
 
-// Prefill: `tokens` activation rows against the whole matrix, 4 x 4 tiles. Items = multiply-adds.
+// Prefill: `tokens` activation rows against the whole matrix. Items = multiply-adds.
 void BM_tile(benchmark::State& state) {
   const DType t = type_arg(state.range(0));
   const auto rows = static_cast<std::size_t>(state.range(1));
@@ -108,14 +108,12 @@ void BM_tile(benchmark::State& state) {
   const auto xq = activations(t, cols, tokens);
   const std::size_t wb = w.size() / rows, xb = xq.size() / tokens;
   std::vector<float> y(rows * tokens);
+  // One call per block of 64 rows (a thread's share of the matrix is split like this).
   for (auto _ : state) {
-    for (int t0 = 0; t0 < tokens; t0 += 4) {
-      const int nt = std::min(4, tokens - t0);
-      for (std::size_t r = 0; r < rows; r += 4) {
-        const int nr = static_cast<int>(std::min<std::size_t>(4, rows - r));
-        k::dot_quantized_tile(t, &w[r * wb], wb, nr, &xq[t0 * xb], xb, nt, cols,
-                              &y[r * tokens + t0], tokens);
-      }
+    for (std::size_t r = 0; r < rows; r += 64) {
+      const int nr = static_cast<int>(std::min<std::size_t>(64, rows - r));
+      k::dot_quantized_tile(t, &w[r * wb], wb, nr, xq.data(), xb, tokens, cols, &y[r * tokens],
+                            static_cast<std::size_t>(tokens));
     }
     benchmark::DoNotOptimize(y.data());
   }

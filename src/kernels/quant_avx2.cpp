@@ -239,29 +239,30 @@ struct alignas(32) ChunkQ4 {
 
 LS_AVX2 void prepare_q4_0(const std::uint8_t* x, std::size_t nb, ChunkQ4* out) {
   constexpr std::size_t BX = sizeof(BlockQ8_0);
-  alignas(32) std::uint8_t zero[BX] = {};
+  const __m256i m8 = _mm256_set1_epi8(8), ones = _mm256_set1_epi16(1);
+  alignas(32) std::uint8_t pad[8 * BX];
   for (std::size_t c = 0; c < nb; c += 8) {
-    ChunkQ4& ch = out[c / 8];
-    alignas(32) int corr[8];
-    alignas(32) float scale[8];
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; ++k) {
-      const std::uint8_t* xb = c + k < nb ? x + (c + k) * BX : zero;
-      int sum = 0;
-#pragma GCC unroll 8
-      for (int i = 0; i < 32; ++i) sum += static_cast<std::int8_t>(xb[2 + i]);
-      corr[q4_0_lane(k)] = 8 * sum;
-      scale[q4_0_lane(k)] = _cvtsh_ss(f16_at(xb));
+    const std::uint8_t* xc = x + c * BX;
+    if (nb - c < 8) {  // the ragged last chunk: zero blocks after the row's end
+      std::memset(pad, 0, sizeof pad);
+      copy_small(pad, xc, (nb - c) * BX);
+      xc = pad;
     }
+    ChunkQ4& ch = out[c / 8];
+    __m256i u[4];
 #pragma GCC unroll 8
     for (int p = 0; p < 4; ++p) {
-      const std::uint8_t* x0 = c + 2 * p < nb ? x + (c + 2 * p) * BX : zero;
-      const std::uint8_t* x1 = c + 2 * p + 1 < nb ? x + (c + 2 * p + 1) * BX : zero;
-      ch.y[2 * p] = load2x128(x0 + 2, x1 + 2);
-      ch.y[2 * p + 1] = load2x128(x0 + 18, x1 + 18);
+      const std::uint8_t* x0 = xc + 2 * p * BX + 2;
+      const std::uint8_t* x1 = x0 + BX;
+      ch.y[2 * p] = load2x128(x0, x1);
+      ch.y[2 * p + 1] = load2x128(x0 + 16, x1 + 16);
+      const __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(m8, ch.y[2 * p]),
+                                         _mm256_maddubs_epi16(m8, ch.y[2 * p + 1]));
+      u[p] = _mm256_madd_epi16(s, ones);
     }
-    ch.corr = _mm256_load_si256(reinterpret_cast<const __m256i*>(corr));
-    ch.scale = _mm256_load_ps(scale);
+    // The same reduction as the weight side, so the lanes line up: [b0 b2 b4 b6 | b1 b3 b5 b7].
+    ch.corr = _mm256_hadd_epi32(_mm256_hadd_epi32(u[0], u[1]), _mm256_hadd_epi32(u[2], u[3]));
+    ch.scale = gather_scales<BX, true>(xc);
   }
 }
 
@@ -294,8 +295,10 @@ LS_AVX2 void tile_q4_0(const std::uint8_t* w, std::size_t w_stride, int n_rows,
         copy_small(wpad, wc, left * B);
         wc = wpad;
       }
-      __m256i u[T][4];
-#pragma GCC unroll 8
+      // Pairs of blocks 0..3 of the chunk; the block sums are reduced as they come (a = pairs
+      // 0+1, b = pairs 2+3) so that 4 tokens fit in the 16 vector registers.
+      __m256i a[T], b[T];
+#pragma GCC unroll 4
       for (int p = 0; p < 4; ++p) {
         const __m256i q = load2x128(wc + 2 * p * B + 2, wc + (2 * p + 1) * B + 2);
         const __m256i lo = _mm256_and_si256(q, m4);
@@ -303,19 +306,21 @@ LS_AVX2 void tile_q4_0(const std::uint8_t* w, std::size_t w_stride, int n_rows,
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const ChunkQ4& ch = prep[t][c];
-          const __m256i prod = _mm256_add_epi16(_mm256_maddubs_epi16(lo, ch.y[2 * p]),
-                                                _mm256_maddubs_epi16(hi, ch.y[2 * p + 1]));
-          u[t][p] = _mm256_madd_epi16(prod, ones);
+          const __m256i u =
+              _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, ch.y[2 * p]),
+                                                 _mm256_maddubs_epi16(hi, ch.y[2 * p + 1])),
+                                ones);
+          if (p == 0) a[t] = u;
+          if (p == 1) a[t] = _mm256_hadd_epi32(a[t], u);
+          if (p == 2) b[t] = u;
+          if (p == 3) b[t] = _mm256_hadd_epi32(b[t], u);
         }
       }
       const __m256 dw = gather_scales<B, true>(wc);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         const ChunkQ4& ch = prep[t][c];
-        const __m256i sums =
-            _mm256_sub_epi32(_mm256_hadd_epi32(_mm256_hadd_epi32(u[t][0], u[t][1]),
-                                               _mm256_hadd_epi32(u[t][2], u[t][3])),
-                             ch.corr);
+        const __m256i sums = _mm256_sub_epi32(_mm256_hadd_epi32(a[t], b[t]), ch.corr);
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(dw, ch.scale), acc[t]);
       }
     }

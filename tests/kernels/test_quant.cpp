@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -361,6 +362,10 @@ TEST(QuantDot, TilesBitIdenticalToSingleDots) {
 TEST(QuantDot, ReportsImplementation) {
   const std::string name = k::quant_simd_name();
   EXPECT_TRUE(name == "avx2" || name == "scalar") << name;
+  const char* env = std::getenv("LS_QUANT_SIMD");
+  if (env != nullptr && std::string(env) == "scalar") {
+    EXPECT_EQ(name, "scalar");
+  }
 }
 
 }  // namespace
