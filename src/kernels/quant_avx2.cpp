@@ -84,30 +84,26 @@ LS_AVX2 inline __m256i q8_0_partial(__m256i aw, __m256i w, const std::uint8_t* x
   return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(x, w)), ones);
 }
 
-// Blocks b and b+1 for T tokens: out[t] = hadd(partials of b, partials of b+1).
-template <int T>
-LS_AVX2 inline void pair_q8_0(const std::uint8_t* w, const std::uint8_t* const* x, int b,
-                              __m256i* out) {
-  constexpr std::size_t B = sizeof(BlockQ8_0);
-  const __m256i w0 = load256(w + b * B + 2), w1 = load256(w + (b + 1) * B + 2);
-  const __m256i a0 = _mm256_sign_epi8(w0, w0), a1 = _mm256_sign_epi8(w1, w1);
-#pragma GCC unroll 8
-  for (int t = 0; t < T; ++t)
-    out[t] = _mm256_hadd_epi32(q8_0_partial(a0, w0, x[t] + b * B),
-                               q8_0_partial(a1, w1, x[t] + (b + 1) * B));
-}
-
+// Blocks reduced as they come (h = the pair just done, x0123 = blocks 0..3) so that 4 tokens
+// fit in the 16 vector registers.
 template <int T>
 LS_AVX2 void chunk_q8_0(const std::uint8_t* w, const std::uint8_t* const* x, __m256i* sums) {
-  __m256i p[T], q[T], x0123[T];
-  pair_q8_0<T>(w, x, 0, p);
-  pair_q8_0<T>(w, x, 2, q);
+  constexpr std::size_t B = sizeof(BlockQ8_0);
+  __m256i h[T], x0123[T];
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p) {
+    const std::uint8_t* w0 = w + 2 * p * B;
+    const __m256i q0 = load256(w0 + 2), q1 = load256(w0 + B + 2);
+    const __m256i a0 = _mm256_sign_epi8(q0, q0), a1 = _mm256_sign_epi8(q1, q1);
 #pragma GCC unroll 8
-  for (int t = 0; t < T; ++t) x0123[t] = _mm256_hadd_epi32(p[t], q[t]);
-  pair_q8_0<T>(w, x, 4, p);
-  pair_q8_0<T>(w, x, 6, q);
-#pragma GCC unroll 8
-  for (int t = 0; t < T; ++t) sums[t] = reduce8(x0123[t], _mm256_hadd_epi32(p[t], q[t]));
+    for (int t = 0; t < T; ++t) {
+      const std::uint8_t* x0 = x[t] + 2 * p * B;
+      const __m256i v = _mm256_hadd_epi32(q8_0_partial(a0, q0, x0), q8_0_partial(a1, q1, x0 + B));
+      if (p == 0 || p == 2) h[t] = v;
+      if (p == 1) x0123[t] = _mm256_hadd_epi32(h[t], v);
+      if (p == 3) sums[t] = reduce8(x0123[t], _mm256_hadd_epi32(h[t], v));
+    }
+  }
 }
 
 // ---- Q4_0 x Q8_0: lanes [b0 b2 b4 b6 | b1 b3 b5 b7] ------------------------------------------
