@@ -157,6 +157,15 @@ LS_AVX2 inline void copy_small(std::uint8_t* dst, const std::uint8_t* src, std::
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + len - 16), load128(src + len - 16));
 }
 
+// Zeroes n bytes (a multiple of 16) with vector stores. GCC turns a zeroing loop (or a memset)
+// into `rep stos`, whose start-up cost dominates a single dot product; the empty asm hides
+// that the stored value is zero.
+LS_AVX2 inline void zero16(std::uint8_t* dst, std::size_t n) {
+  __m128i z = _mm_setzero_si128();
+  asm("" : "+x"(z));
+  for (std::size_t i = 0; i < n; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), z);
+}
+
 // Rows x tokens of a 32-element format, T tokens at a time (T <= 4), chunks of 8 blocks. The
 // ragged last chunk runs on copies padded with zero blocks (sum 0, scale 0: fma(0, 0, lane) ==
 // lane), as the model says; the activation copies are made once per call.
@@ -170,23 +179,27 @@ LS_AVX2 void tile_32(const std::uint8_t* w, std::size_t w_stride, int n_rows,
   alignas(32) std::uint8_t wpad[8 * B], xpad[T][8 * BX];
   const std::uint8_t* xtail[T];
   if (left > 0) {
-    std::memset(wpad, 0, sizeof wpad);
+    zero16(wpad, sizeof wpad);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
-      std::memset(xpad[t], 0, sizeof xpad[t]);
+      zero16(xpad[t], sizeof xpad[t]);
       copy_small(xpad[t], xrows[t] + full * BX, left * BX);
       xtail[t] = xpad[t];
     }
   }
-  // The activation scales of every chunk, as floats in lane order, once per call.
+  // The activation scales of every chunk as floats in lane order, once per call when several
+  // rows will use them (a single dot gathers them as it goes: no per-call setup).
   const std::size_t chunks = (nb + 7) / 8;
+  const bool keep = n_rows >= 4;
   thread_local std::vector<Lanes8> xscales;
-  if (xscales.size() < chunks * T) xscales.resize(chunks * T);
+  if (keep) {
+    if (xscales.size() < chunks * T) xscales.resize(chunks * T);
 #pragma GCC unroll 8
-  for (int t = 0; t < T; ++t)
-    for (std::size_t c = 0; c < chunks; ++c)
-      xscales[t * chunks + c].v =
-          gather_scales<BX, kQ4>(c * 8 == full ? xtail[t] : xrows[t] + c * 8 * BX);
+    for (int t = 0; t < T; ++t)
+      for (std::size_t c = 0; c < chunks; ++c)
+        xscales[t * chunks + c].v =
+            gather_scales<BX, kQ4>(c * 8 == full ? xtail[t] : xrows[t] + c * 8 * BX);
+  }
   for (int r = 0; r < n_rows; ++r) {
     const std::uint8_t* wr = w + r * w_stride;
     __m256 acc[T];
@@ -212,7 +225,8 @@ LS_AVX2 void tile_32(const std::uint8_t* w, std::size_t w_stride, int n_rows,
       const __m256 dw = gather_scales<B, kQ4>(wc);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        const __m256 scale = _mm256_mul_ps(dw, xscales[t * chunks + c / 8].v);
+        const __m256 dx = keep ? xscales[t * chunks + c / 8].v : gather_scales<BX, kQ4>(xc[t]);
+        const __m256 scale = _mm256_mul_ps(dw, dx);
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[t]), scale, acc[t]);
       }
     }
@@ -240,7 +254,7 @@ LS_AVX2 void prepare_q4_0(const std::uint8_t* x, std::size_t nb, ChunkQ4* out) {
   for (std::size_t c = 0; c < nb; c += 8) {
     const std::uint8_t* xc = x + c * BX;
     if (nb - c < 8) {  // the ragged last chunk: zero blocks after the row's end
-      std::memset(pad, 0, sizeof pad);
+      zero16(pad, sizeof pad);
       copy_small(pad, xc, (nb - c) * BX);
       xc = pad;
     }
@@ -278,7 +292,7 @@ LS_AVX2 void tile_q4_0(const std::uint8_t* w, std::size_t w_stride, int n_rows,
     prep[t] = &scratch[t * chunks];
   }
   alignas(32) std::uint8_t wpad[8 * B];
-  if (left > 0) std::memset(wpad, 0, sizeof wpad);
+  if (left > 0) zero16(wpad, sizeof wpad);
   const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   for (int r = 0; r < n_rows; ++r) {
     const std::uint8_t* wr = w + r * w_stride;
@@ -459,7 +473,9 @@ LS_AVX2 void tile_t(DType weight, const std::uint8_t* w, std::size_t w_stride, i
     case DType::Q8_0:
       return tile_32<BlockQ8_0, T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
     case DType::Q4_0:
-      return tile_q4_0<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+      // Preparing the activations pays off over many rows; a few rows (single dots) skip it.
+      if (n_rows >= 8) return tile_q4_0<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+      return tile_32<BlockQ4_0, T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
     case DType::Q4_K:
       return tile_q4_k<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
     default:

@@ -326,7 +326,7 @@ TEST(QuantDot, TilesBitIdenticalToSingleDots) {
       if (n > 1792) continue;
       const std::size_t wb = ls::dtype_bytes(t, static_cast<std::int64_t>(n));
       const std::size_t xb = ls::dtype_bytes(a, static_cast<std::int64_t>(n));
-      const int max_rows = 4, max_tok = 5;
+      const int max_rows = 9, max_tok = 5;  // >= 8 rows take the prepared-activation path
       // Strides larger than a row: tiles must honour them.
       std::vector<std::uint8_t> w(max_rows * (wb + 8)), x(max_tok * (xb + 4));
       for (int r = 0; r < max_rows; ++r) {
@@ -337,7 +337,7 @@ TEST(QuantDot, TilesBitIdenticalToSingleDots) {
         const auto xs = make_row(i == 2 ? Fill::Mixed : Fill::Normal, n, rng);
         k::quantize_activations(a, xs.data(), &x[i * (xb + 4)], n);
       }
-      for (int rows = 1; rows <= max_rows; ++rows) {
+      for (int rows : {1, 2, 3, 4, 8, 9}) {
         for (int tok = 1; tok <= max_tok; ++tok) {
           std::vector<float> out(rows * 7, -1.0f);
           k::dot_quantized_tile(t, w.data(), wb + 8, rows, x.data(), xb + 4, tok, n, out.data(), 7);
