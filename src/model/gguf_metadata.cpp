@@ -107,6 +107,10 @@ std::string gguf_tokenizer_json(const GgufFile& f) {
     const std::int64_t type =
         types ? (*types)[id].get<std::int64_t>() : static_cast<std::int64_t>(GgufTokenType::Normal);
     if (type == static_cast<std::int64_t>(GgufTokenType::Unused)) continue;
+    // Older llama.cpp converters wrote the padding as USER_DEFINED "[PAD{id}]": no text either.
+    if (type == static_cast<std::int64_t>(GgufTokenType::UserDefined) &&
+        text == fmt::format("[PAD{}]", id))
+      continue;
     if (text.empty())
       fail("{}: metadata 'tokenizer.ggml.tokens'[{}] is an empty string", f.path(), id);
     if (auto [it, fresh] = seen.emplace(text, id); !fresh)

@@ -37,7 +37,8 @@ bool gguf_has_tokenizer(const GgufFile& f);
 // tokenizer.json text equivalent to the tokenizer.ggml.* metadata: model "gpt2" with pre
 // "qwen2" only (NFC, Qwen2's Split regex, ByteLevel, BPE). NORMAL tokens form the vocabulary,
 // CONTROL tokens become special added tokens, USER_DEFINED ones non-special added tokens,
-// UNUSED ones (llama.cpp's "[PAD{i}]" padding) are ids without text. Errors name the file/key.
+// UNUSED ones (llama.cpp's "[PAD{i}]" padding; older converters wrote it USER_DEFINED) are ids
+// without text. Errors name the file and the key.
 std::string gguf_tokenizer_json(const GgufFile& f);
 
 // tokenizer.chat_template and the special tokens a template sees (eos_token, pad_token,

@@ -253,8 +253,11 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
   QuantizeResult result;
   GgufWriter w;
   std::string name = o.name;
-  if (name.empty()) name = fs::path(o.model_dir).lexically_normal().filename().string();
-  if (name.empty() || name == ".") name = fs::absolute(dir).lexically_normal().filename().string();
+  if (name.empty()) {
+    fs::path p = fs::absolute(dir).lexically_normal();
+    if (p.filename().empty()) p = p.parent_path();  // "models/x/" -> "x"
+    name = p.filename().string();
+  }
   w.add_string("general.architecture", "qwen2");
   w.add_string("general.type", "model");
   w.add_string("general.name", name);

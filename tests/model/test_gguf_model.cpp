@@ -1,0 +1,303 @@
+// A synthetic Hugging Face model converted with quantize_to_gguf loads back as the same model:
+// the config equal field by field, every tensor equal to the source (bit-exact for F32/BF16/F16,
+// equal to quantize_row of the source rows for the block types), the standard metadata keys
+// present with llama.cpp's values, and the chat template carried over.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <functional>
+
+#include "core/error.h"
+#include "kernels/quant.h"
+#include "model/gguf.h"
+#include "model/gguf_metadata.h"
+#include "model/gguf_quantize.h"
+#include "model/gguf_writer.h"
+#include "model/model.h"
+#include "model/synth.h"
+#include "model/tensor_names.h"
+#include "model/tensor_store.h"
+#include "test_util.h"
+
+namespace ls {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One tiny F32 model with the real tokenizer, shared by the tests of this file.
+const std::string& model_dir() {
+  static const std::string dir = [] {
+    const auto d = test::scratch_dir("gguf_model_src") / "tiny-f32";
+    SynthOptions o;
+    o.shape = "tiny";
+    o.dtype = DType::F32;
+    o.seed = 1;
+    o.tokenizer_from = LS_QWEN_TOKENIZER_DIR;
+    o.out_dir = d.string();
+    synthesize_model(o);
+    return d.string();
+  }();
+  return dir;
+}
+
+std::string convert(DType type, const std::string& name) {
+  const auto out = test::scratch_dir("gguf_model_" + name) / (name + ".gguf");
+  QuantizeOptions o;
+  o.model_dir = model_dir();
+  o.type = type;
+  o.out = out.string();
+  quantize_to_gguf(o);
+  return out.string();
+}
+
+std::vector<float> row_f32(const TensorView& t, std::int64_t r) {
+  const auto n = static_cast<std::size_t>(t.shape.back());
+  std::vector<float> out(n);
+  const std::uint8_t* p = t.row(r);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint16_t h;
+    switch (t.dtype) {
+      case DType::F32:
+        std::memcpy(&out[i], p + 4 * i, 4);
+        break;
+      case DType::BF16:
+        std::memcpy(&h, p + 2 * i, 2), out[i] = bf16_to_f32(h);
+        break;
+      case DType::F16:
+        std::memcpy(&h, p + 2 * i, 2), out[i] = f16_to_f32(h);
+        break;
+      default:
+        throw Error("row_f32: unexpected dtype");
+    }
+  }
+  return out;
+}
+
+// The bytes a row of `src` must have once stored as `type`, computed without the converter.
+std::vector<std::uint8_t> expected_row(const TensorView& src, std::int64_t r, DType type) {
+  const std::vector<float> x = row_f32(src, r);
+  std::vector<std::uint8_t> out(dtype_bytes(type, static_cast<std::int64_t>(x.size())));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (type == DType::F32) {
+      std::memcpy(&out[4 * i], &x[i], 4);
+    } else if (type == DType::BF16 || type == DType::F16) {
+      const std::uint16_t h = type == DType::BF16 ? f32_to_bf16(x[i]) : f32_to_f16(x[i]);
+      std::memcpy(&out[2 * i], &h, 2);
+    }
+  }
+#ifdef LS_HAVE_QUANTIZE_ROW
+  if (dtype_is_quantized(type)) kernels::quantize_row(type, x.data(), out.data(), x.size());
+#else
+  if (dtype_is_quantized(type)) throw Error("quantize_row is not in this build");
+#endif
+  return out;
+}
+
+// Every weight of the GGUF against the safetensors source, via the name table.
+void expect_tensors_match(const std::string& gguf, DType requested) {
+  const GgufFile f(gguf);
+  const TensorStore src = TensorStore::open_hf_dir(model_dir());
+  const ModelConfig c = load_model_config(model_dir() + "/config.json");
+  std::size_t checked = 0;
+  for (const auto& n : kTensorNames) {
+    for (std::int64_t l = 0; l < (n.per_layer ? c.num_hidden_layers : 1); ++l) {
+      const std::int64_t layer = n.per_layer ? l : -1;
+      const TensorView* s = src.find(hf_tensor_name(n.role, layer));
+      const TensorView* g = f.find(gguf_tensor_name(n.role, layer));
+      if (n.role == WeightRole::LmHead && c.tie_word_embeddings) {
+        EXPECT_EQ(g, nullptr) << "a tied model has no output.weight";
+        continue;
+      }
+      ASSERT_NE(s, nullptr);
+      ASSERT_NE(g, nullptr) << gguf_tensor_name(n.role, layer);
+      SCOPED_TRACE(g->name);
+      EXPECT_EQ(g->shape, s->shape);
+      // Norms and biases F32; matrices the requested type unless their rows do not fit it.
+      DType want = DType::F32;
+      if (s->shape.size() == 2) {
+        const auto cols = static_cast<std::size_t>(s->shape[1]);
+        want = requested;
+        if (cols % dtype_block_elems(requested) != 0)
+          want = cols % 32 == 0 ? DType::Q8_0 : DType::F16;
+      }
+      EXPECT_EQ(g->dtype, want);
+      const std::int64_t rows = s->shape.size() == 2 ? s->shape[0] : 1;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const auto e = expected_row(*s, r, want);
+        ASSERT_EQ(std::memcmp(g->row(r), e.data(), e.size()), 0) << "row " << r;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3 + 12 * c.num_hidden_layers - (c.tie_word_embeddings ? 1 : 0));
+}
+
+void expect_same_config(const ModelConfig& a, const ModelConfig& b) {
+  EXPECT_EQ(a.model_type, b.model_type);
+  EXPECT_EQ(a.hidden_size, b.hidden_size);
+  EXPECT_EQ(a.intermediate_size, b.intermediate_size);
+  EXPECT_EQ(a.num_hidden_layers, b.num_hidden_layers);
+  EXPECT_EQ(a.num_attention_heads, b.num_attention_heads);
+  EXPECT_EQ(a.num_key_value_heads, b.num_key_value_heads);
+  EXPECT_EQ(a.head_dim, b.head_dim);
+  EXPECT_EQ(a.vocab_size, b.vocab_size);
+  EXPECT_EQ(a.max_position_embeddings, b.max_position_embeddings);
+  EXPECT_EQ(a.rms_norm_eps, b.rms_norm_eps);  // exactly: 1e-6 survives its float32 storage
+  EXPECT_EQ(a.rope_theta, b.rope_theta);
+  EXPECT_EQ(a.tie_word_embeddings, b.tie_word_embeddings);
+  EXPECT_EQ(a.bos_token_id, b.bos_token_id);
+  EXPECT_EQ(a.eos_token_id, b.eos_token_id);
+}
+
+TEST(GgufModel, F32LoadsBackAsTheSameModel) {
+  const std::string path = convert(DType::F32, "f32");
+  const auto hf = Model::load(model_dir());
+  const auto gg = Model::load(path);
+  expect_same_config(gg->config(), hf->config());
+  EXPECT_TRUE(gg->config().tie_word_embeddings);
+  EXPECT_EQ(gg->weight_bytes(), hf->weight_bytes());
+  expect_tensors_match(path, DType::F32);
+}
+
+TEST(GgufModel, Bf16AndF16AreBitExactConversions) {
+  expect_tensors_match(convert(DType::BF16, "bf16"), DType::BF16);
+  expect_tensors_match(convert(DType::F16, "f16"), DType::F16);
+}
+
+TEST(GgufModel, BlockTypesEqualQuantizeRowOfTheSource) {
+  if (!gguf_can_write(DType::Q8_0)) GTEST_SKIP() << "quantization kernels not in this build";
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_K}) {
+    SCOPED_TRACE(dtype_name(t));
+    const std::string path = convert(t, std::string(dtype_name(t)));
+    expect_tensors_match(path, t);
+    const auto gg = Model::load(path);  // loads (running needs the quantized matmul)
+    expect_same_config(gg->config(), Model::load(model_dir())->config());
+  }
+}
+
+TEST(GgufModel, FallbackRule) {
+  EXPECT_EQ(gguf_tensor_type(DType::Q4_K, {896, 896}), DType::Q8_0);  // 896 = 3.5 x 256
+  EXPECT_EQ(gguf_tensor_type(DType::Q4_K, {4864, 1024}), DType::Q4_K);
+  EXPECT_EQ(gguf_tensor_type(DType::Q8_0, {64, 176}), DType::F16);  // 176 = 5.5 x 32
+  EXPECT_EQ(gguf_tensor_type(DType::Q4_0, {64, 64}), DType::Q4_0);
+  EXPECT_EQ(gguf_tensor_type(DType::BF16, {64, 176}), DType::BF16);
+  EXPECT_EQ(gguf_tensor_type(DType::Q8_0, {896}), DType::F32);  // norms, biases
+}
+
+TEST(GgufModel, MetadataAsLlamaCppWritesIt) {
+  const GgufFile f(convert(DType::F32, "meta"));
+  const ModelConfig c = load_model_config(model_dir() + "/config.json");
+  EXPECT_EQ(f.version(), 3u);
+  EXPECT_EQ(f.alignment(), 32u);
+  EXPECT_EQ(f.require_string("general.architecture"), "qwen2");
+  EXPECT_EQ(f.require_string("general.name"), "tiny-f32");
+  EXPECT_EQ(f.require_int("general.file_type"), 0);
+  EXPECT_EQ(f.require_int("general.quantization_version"), 2);
+  EXPECT_EQ(f.require_int("qwen2.block_count"), c.num_hidden_layers);
+  EXPECT_EQ(f.require_int("qwen2.context_length"), c.max_position_embeddings);
+  EXPECT_EQ(f.require_int("qwen2.embedding_length"), c.hidden_size);
+  EXPECT_EQ(f.require_int("qwen2.feed_forward_length"), c.intermediate_size);
+  EXPECT_EQ(f.require_int("qwen2.attention.head_count"), c.num_attention_heads);
+  EXPECT_EQ(f.require_int("qwen2.attention.head_count_kv"), c.num_key_value_heads);
+  EXPECT_EQ(f.find_kv("qwen2.rope.freq_base")->type, GgufType::Float32);
+  EXPECT_EQ(f.require_float("qwen2.rope.freq_base"), 1e6);
+  EXPECT_EQ(f.require_float("qwen2.attention.layer_norm_rms_epsilon"), static_cast<double>(1e-6f));
+  EXPECT_EQ(f.require_string("tokenizer.ggml.model"), "gpt2");
+  EXPECT_EQ(f.require_string("tokenizer.ggml.pre"), "qwen2");
+  const auto& tokens = *f.get_array("tokenizer.ggml.tokens", GgufType::String);
+  const auto& types = *f.get_array("tokenizer.ggml.token_type", GgufType::Int32);
+  ASSERT_EQ(tokens.size(), static_cast<std::size_t>(c.vocab_size));
+  ASSERT_EQ(types.size(), tokens.size());
+  EXPECT_EQ(tokens[0], "!");
+  EXPECT_EQ(types[0], 1);
+  EXPECT_EQ(tokens[151643], "<|endoftext|>");
+  EXPECT_EQ(types[151643], 3);  // CONTROL
+  EXPECT_EQ(tokens[151657], "<tool_call>");
+  EXPECT_EQ(types[151657], 4);               // USER_DEFINED: not special in tokenizer.json
+  EXPECT_EQ(tokens[151665], "[PAD151665]");  // Qwen2.5 has 22 added tokens; the rest is padding
+  EXPECT_EQ(types[151665], 5);               // UNUSED
+  EXPECT_EQ(tokens[151935], "[PAD151935]");
+  EXPECT_EQ(f.get_array("tokenizer.ggml.merges", GgufType::String)->at(0), "Ġ Ġ");
+  EXPECT_EQ(f.require_int("tokenizer.ggml.eos_token_id"), 151645);
+  EXPECT_EQ(f.require_int("tokenizer.ggml.padding_token_id"), 151643);
+  EXPECT_EQ(f.require_int("tokenizer.ggml.bos_token_id"), 151643);
+  EXPECT_EQ(f.get_bool("tokenizer.ggml.add_bos_token"), false);
+  const auto tmpl = gguf_chat_template(f);
+  ASSERT_TRUE(tmpl.has_value());
+  const auto cfg = nlohmann::json::parse(test::read_file(model_dir() + "/tokenizer_config.json"));
+  EXPECT_EQ(tmpl->source, cfg.at("chat_template").get<std::string>());
+  EXPECT_EQ(tmpl->special_tokens.value("eos_token", ""), "<|im_end|>");
+  EXPECT_EQ(tmpl->special_tokens.value("pad_token", ""), "<|endoftext|>");
+  EXPECT_FALSE(tmpl->special_tokens.contains("bos_token"));  // add_bos_token is false
+}
+
+TEST(GgufModel, MetadataErrorsNameTheKey) {
+  const auto dir = test::scratch_dir("gguf_model_errors");
+  auto write = [&](const std::string& name, const std::function<void(GgufWriter&)>& meta) {
+    GgufWriter w;
+    meta(w);
+    w.add_tensor("token_embd.weight", DType::F32, {10, 8});
+    const std::string p = (dir / name).string();
+    w.write(p, [](std::size_t, const ByteSink& sink) {
+      std::vector<std::uint8_t> z(320);
+      sink(z);
+    });
+    return p;
+  };
+  auto qwen = [](GgufWriter& w) {
+    w.add_string("general.architecture", "qwen2");
+    w.add_uint32("qwen2.embedding_length", 8);
+    w.add_uint32("qwen2.feed_forward_length", 16);
+    w.add_uint32("qwen2.block_count", 1);
+    w.add_uint32("qwen2.attention.head_count", 2);
+    w.add_uint32("qwen2.context_length", 64);
+  };
+  const std::string llama =
+      write("llama.gguf", [](GgufWriter& w) { w.add_string("general.architecture", "llama"); });
+  LS_EXPECT_ERROR(gguf_model_config(GgufFile(llama)),
+                  "metadata 'general.architecture' is 'llama' (supported: qwen2)");
+  const std::string no_eps = write("noeps.gguf", qwen);
+  LS_EXPECT_ERROR(gguf_model_config(GgufFile(no_eps)),
+                  "missing metadata 'qwen2.attention.layer_norm_rms_epsilon'");
+  const std::string ok = write("ok.gguf", [&](GgufWriter& w) {
+    qwen(w);
+    w.add_float32("qwen2.attention.layer_norm_rms_epsilon", 1e-5f);
+    w.add_string("tokenizer.ggml.model", "llama");
+  });
+  const ModelConfig c = gguf_model_config(GgufFile(ok));
+  EXPECT_EQ(c.vocab_size, 10);
+  EXPECT_EQ(c.rms_norm_eps, 1e-5);
+  EXPECT_EQ(c.rope_theta, 10000.0);
+  EXPECT_EQ(c.num_key_value_heads, 2);
+  LS_EXPECT_ERROR(gguf_tokenizer_json(GgufFile(ok)),
+                  "metadata 'tokenizer.ggml.model' is 'llama' (supported: gpt2");
+  const std::string bad_type = write("type.gguf", [&](GgufWriter& w) {
+    qwen(w);
+    w.add_string("qwen2.attention.layer_norm_rms_epsilon", "tiny");
+  });
+  LS_EXPECT_ERROR(gguf_model_config(GgufFile(bad_type)),
+                  "metadata 'qwen2.attention.layer_norm_rms_epsilon' must be a float32 or "
+                  "float64, got string");
+  const std::string tok = write("tok.gguf", [&](GgufWriter& w) {
+    w.add_string("tokenizer.ggml.model", "gpt2");
+    w.add_string("tokenizer.ggml.pre", "qwen2");
+    w.add_string_array("tokenizer.ggml.tokens", {"a", "b", "ab", "a"});
+    w.add_int32_array("tokenizer.ggml.token_type", {1, 1, 1, 1});
+    w.add_string_array("tokenizer.ggml.merges", {"a b"});
+  });
+  LS_EXPECT_ERROR(gguf_tokenizer_json(GgufFile(tok)),
+                  "'tokenizer.ggml.tokens'[3] repeats the token at id 0");
+}
+
+TEST(GgufModel, QuantizeErrors) {
+  QuantizeOptions o;
+  o.model_dir = "/nonexistent/model";
+  o.type = DType::F32;
+  o.out = (test::scratch_dir("gguf_qerr") / "x.gguf").string();
+  LS_EXPECT_ERROR(quantize_to_gguf(o), "/nonexistent/model: not a model directory");
+  LS_EXPECT_ERROR(Model::load("/nonexistent/model.gguf"), "/nonexistent/model.gguf: cannot open");
+}
+
+}  // namespace
+}  // namespace ls
