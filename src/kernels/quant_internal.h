@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <immintrin.h>
+
 #include "kernels/quant.h"
 
 namespace ls::kernels::quant_detail {
@@ -56,5 +58,21 @@ void quantize_activations_avx2(DType act, const float* x, std::uint8_t* out, std
 void dot_tile_avx2(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
                    const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                    float* out, std::size_t out_stride);
+
+// Small AVX2 helpers shared by the quant_avx2*.cpp files (callers carry the same target).
+#define LS_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+LS_AVX2 inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+LS_AVX2 inline __m128i load128(const void* p) {
+  return _mm_loadu_si128(static_cast<const __m128i*>(p));
+}
+LS_AVX2 inline int hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+  return _mm_cvtsi128_si32(s);
+}
 
 }  // namespace ls::kernels::quant_detail
