@@ -174,6 +174,10 @@ TEST(QuantFormats, RaggedRowsAndNonBlockTypesThrow) {
   EXPECT_THROW(k::dot_quantized_tile(DType::Q4_0, q.data(), 18, 1, q.data(), 34, 1, 40, &out, 1),
                ls::Error);
   EXPECT_THROW((void)k::dot_activation_type(DType::BF16), ls::Error);
+  for (DType t : kWeights) {  // empty rows are a valid, zero dot product
+    EXPECT_EQ(k::dot_quantized(t, q.data(), q.data(), 0), 0.0f);
+    EXPECT_EQ(k::dot_quantized_scalar(t, q.data(), q.data(), 0), 0.0f);
+  }
   EXPECT_EQ(k::dot_activation_type(DType::Q4_0), DType::Q8_0);
   EXPECT_EQ(k::dot_activation_type(DType::Q6_K), DType::Q8_K);
 }
