@@ -457,7 +457,7 @@ LS_AVX2 void tile_t(DType weight, const std::uint8_t* w, std::size_t w_stride, i
       return tile_32<BlockQ8_0, T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
     case DType::Q4_0:
       // Preparing the activations pays off over many rows; a few rows (single dots) skip it.
-      if (n_rows >= 8) return tile_q4_0<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+      if (n_rows >= 2) return tile_q4_0<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
       return tile_32<BlockQ4_0, T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
     case DType::Q4_K:
       return tile_q4_k<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
