@@ -24,8 +24,8 @@ LS_AVX2 inline float hsum_tree(__m256 v) {  // ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
 }
 
-std::uint16_t f16_at(
-    const std::uint8_t* block) {  // the f16 scale at the start of a Q8_0/Q4_0 block
+// The f16 scale at the start of a Q8_0/Q4_0 block.
+std::uint16_t f16_at(const std::uint8_t* block) {
   std::uint16_t d;
   std::memcpy(&d, block, 2);
   return d;
