@@ -98,19 +98,22 @@ void BM_matvec_rowcalls(benchmark::State& state) {
   state.SetLabel(std::string(ls::dtype_name(t)) + " " + k::quant_simd_name());
 }
 
-// Decode as a caller with 4-row tiles would do it (one call per 4 rows: per-call setup counts).
-void BM_matvec_tiles4(benchmark::State& state) {
+// Decode as a caller with small row tiles would do it (one call per range(3) rows: the per-call
+// setup counts).
+void BM_matvec_tiles(benchmark::State& state) {
   const DType t = type_arg(state.range(0));
   const auto rows = static_cast<std::size_t>(state.range(1));
   const auto cols = static_cast<std::size_t>(state.range(2));
+  const auto per_call = static_cast<std::size_t>(state.range(3));
   const auto w = random_weights(t, rows, cols);
   const auto xq = activations(t, cols, 1);
   const std::size_t wb = w.size() / rows;
   std::vector<float> y(rows);
   for (auto _ : state) {
-    for (std::size_t r = 0; r < rows; r += 4)
-      k::dot_quantized_tile(t, &w[r * wb], wb, static_cast<int>(std::min<std::size_t>(4, rows - r)),
-                            xq.data(), 0, 1, cols, &y[r], 1);
+    for (std::size_t r = 0; r < rows; r += per_call)
+      k::dot_quantized_tile(t, &w[r * wb], wb,
+                            static_cast<int>(std::min<std::size_t>(per_call, rows - r)), xq.data(),
+                            0, 1, cols, &y[r], 1);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -183,11 +186,14 @@ BENCHMARK(BM_matvec_rowcalls)
     ->Args({2, 896, 4864})
     ->Args({3, 896, 4864})
     ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_matvec_tiles4)
-    ->Args({0, 4864, 896})
-    ->Args({1, 4864, 896})
-    ->Args({2, 896, 4864})
-    ->Args({3, 896, 4864})
+BENCHMARK(BM_matvec_tiles)
+    ->Args({0, 4864, 896, 4})
+    ->Args({1, 4864, 896, 4})
+    ->Args({2, 896, 4864, 4})
+    ->Args({3, 896, 4864, 4})
+    ->Args({0, 4864, 896, 16})
+    ->Args({1, 4864, 896, 16})
+    ->Args({1, 4864, 896, 64})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_tile)
     ->Args({0, 4864, 896, 16})
