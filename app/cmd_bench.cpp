@@ -50,6 +50,7 @@ void run_bench(const BenchOptions& o) {
   // Probe first and free its buffer, so that the peak RSS reported is the model's own.
   const auto bw = kernels::measure_read_bandwidth(pool, std::size_t{256} << 20, 8);
   auto model = Model::load(o.model.model);
+  model->set_kv_type(o.model.kv_type);
 
   // A deterministic pseudo-random prompt of ordinary token ids.
   std::vector<std::int32_t> prompt(static_cast<std::size_t>(o.prompt_tokens));
@@ -83,38 +84,55 @@ void run_bench(const BenchOptions& o) {
   const double kv_mib = static_cast<double>(s.cache().bytes()) / (1 << 20);
 
   if (o.json) {
-    nlohmann::ordered_json j = {
-        {"model", model->path()}, {"weights", model->weight_dtype()},
-        {"threads", pool.size()}, {"simd", kernels::simd_target_name()},
-        {"prompt_tokens", o.prompt_tokens}, {"gen_tokens", o.gen_tokens},
-        {"prefill_tokens_per_s", prefill_tps}, {"decode_tokens_per_s", decode_tps},
-        {"weight_bytes_per_token", per_token}, {"read_bandwidth_gb_per_s", bw.gb_per_s},
-        {"decode_roofline_tokens_per_s", roofline_tps},
-        {"decode_fraction_of_roofline", decode_tps / roofline_tps},
-        {"weights_mib", file_mib}, {"kv_cache_mib", kv_mib}, {"peak_rss_mib", peak_rss_mib}};
+    nlohmann::ordered_json j = {{"model", model->path()},
+                                {"weights", model->weight_dtype()},
+                                {"threads", pool.size()},
+                                {"simd", kernels::simd_target_name()},
+                                {"prompt_tokens", o.prompt_tokens},
+                                {"gen_tokens", o.gen_tokens},
+                                {"prefill_tokens_per_s", prefill_tps},
+                                {"decode_tokens_per_s", decode_tps},
+                                {"weight_bytes_per_token", per_token},
+                                {"read_bandwidth_gb_per_s", bw.gb_per_s},
+                                {"decode_roofline_tokens_per_s", roofline_tps},
+                                {"decode_fraction_of_roofline", decode_tps / roofline_tps},
+                                {"weights_mib", file_mib},
+                                {"kv_type", dtype_name(model->kv_type())},
+                                {"kv_cache_mib", kv_mib},
+                                {"peak_rss_mib", peak_rss_mib}};
     fmt::print("{}\n", j.dump());
     return;
   }
-  fmt::print("model            {} ({} weights, {:.0f} MiB)\n", model->path(), model->weight_dtype(), file_mib);
-  fmt::print("machine          {} threads, SIMD {}, read bandwidth {:.1f} GB/s (probe: {} MiB, best of {})\n",
-             pool.size(), kernels::simd_target_name(), bw.gb_per_s, bw.bytes >> 20, bw.passes);
-  fmt::print("prefill          {} tokens in {:.3f} s = {:.1f} tokens/s\n", o.prompt_tokens, prefill_s, prefill_tps);
-  fmt::print("decode           {} tokens in {:.3f} s = {:.2f} tokens/s\n", o.gen_tokens, decode_s, decode_tps);
+  fmt::print("model            {} ({} weights, {:.0f} MiB)\n", model->path(), model->weight_dtype(),
+             file_mib);
+  fmt::print(
+      "machine          {} threads, SIMD {}, read bandwidth {:.1f} GB/s (probe: {} MiB, best of "
+      "{})\n",
+      pool.size(), kernels::simd_target_name(), bw.gb_per_s, bw.bytes >> 20, bw.passes);
+  fmt::print("prefill          {} tokens in {:.3f} s = {:.1f} tokens/s\n", o.prompt_tokens,
+             prefill_s, prefill_tps);
+  fmt::print("decode           {} tokens in {:.3f} s = {:.2f} tokens/s\n", o.gen_tokens, decode_s,
+             decode_tps);
   fmt::print("bytes per token  {:.1f} MiB of weights read per decoded token\n",
              static_cast<double>(per_token) / (1 << 20));
   fmt::print("roofline         {:.2f} tokens/s at {:.1f} GB/s: decode reaches {:.1f}% of it\n",
              roofline_tps, bw.gb_per_s, 100.0 * decode_tps / roofline_tps);
-  fmt::print("memory           peak RSS {:.0f} MiB = {:.2f} x (weights {:.0f} MiB + KV cache {:.1f} MiB)\n",
-             peak_rss_mib, peak_rss_mib / (file_mib + kv_mib), file_mib, kv_mib);
+  fmt::print(
+      "memory           peak RSS {:.0f} MiB = {:.2f} x (weights {:.0f} MiB + {} KV cache {:.1f} "
+      "MiB)\n",
+      peak_rss_mib, peak_rss_mib / (file_mib + kv_mib), file_mib, dtype_name(model->kv_type()),
+      kv_mib);
 }
 
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
-  auto* cmd = app.add_subcommand("bench", "Measure prefill and decode speed against this machine's memory bandwidth");
+  auto* cmd = app.add_subcommand(
+      "bench", "Measure prefill and decode speed against this machine's memory bandwidth");
   add_model_options(*cmd, o->model);
-  cmd->add_option("--prompt-tokens", o->prompt_tokens, "Prompt length for prefill")->capture_default_str();
+  cmd->add_option("--prompt-tokens", o->prompt_tokens, "Prompt length for prefill")
+      ->capture_default_str();
   cmd->add_option("--gen-tokens", o->gen_tokens, "Tokens to decode")->capture_default_str();
   cmd->add_flag("--json", o->json, "One JSON object instead of text");
   cmd->callback([o] { run_bench(*o); });

@@ -1,6 +1,8 @@
 // Shared option handling and formatting for the subcommands.
 #include "app/common.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -10,9 +12,15 @@
 namespace ls::app {
 
 void add_model_options(CLI::App& cmd, ModelOptions& o) {
-  cmd.add_option("-m,--model", o.model, "Model: a Hugging Face model directory")->required();
+  cmd.add_option("-m,--model", o.model, "Model: a Hugging Face model directory or a .gguf file")
+      ->required();
   cmd.add_option("--threads", o.threads, "Worker threads (0 = one per hardware thread)")
       ->check(CLI::Range(0, 1024));
+  const std::map<std::string, DType> kv_types = {
+      {"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16}};
+  cmd.add_option("--kv-type", o.kv_type,
+                 "KV cache element type: f32, f16 or bf16 (f16/bf16 halve its memory)")
+      ->transform(CLI::CheckedTransformer(kv_types, CLI::ignore_case));
 }
 
 std::vector<std::int32_t> parse_token_list(const std::string& text, const char* flag) {

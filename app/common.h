@@ -8,11 +8,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/dtype.h"
+
 namespace ls::app {
 
 struct ModelOptions {
-  std::string model;  // a Hugging Face model directory
-  int threads = 0;    // 0: all hardware threads
+  std::string model;           // a Hugging Face model directory or a .gguf file
+  int threads = 0;             // 0: all hardware threads
+  DType kv_type = DType::F32;  // --kv-type f32|f16|bf16
 };
 
 void add_model_options(CLI::App& cmd, ModelOptions& o);

@@ -1,10 +1,13 @@
 // A persistent pool of worker threads for data-parallel loops. parallel_for splits [0, n) into
 // one contiguous chunk per thread; each index is computed by exactly one thread with the same
 // code whatever the thread count, so results are bit-identical for any number of threads.
+// parallel_for does not allocate; it is called from one thread at a time.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -30,13 +33,13 @@ class ThreadPool {
   void worker_loop(int index);
 
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
+  std::mutex mutex_;  // guards sleeping and waking only
   std::condition_variable wake_;
-  std::condition_variable done_;
   const std::function<void(std::size_t, std::size_t)>* job_ = nullptr;
-  std::vector<std::pair<std::size_t, std::size_t>> chunks_;
-  std::size_t generation_ = 0;
-  int pending_ = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> chunks_;  // one per thread, sized once
+  std::atomic<std::uint64_t> generation_{0};  // bumped once per job (and at shutdown)
+  std::atomic<int> pending_{0};               // workers still running the current job
+  std::atomic<int> sleepers_{0};              // workers asleep on wake_
   bool stop_ = false;
 };
 

@@ -7,6 +7,7 @@
 #include <hwy/highway.h>
 
 #include "core/dtype.h"
+#include "core/error.h"
 #include "kernels/dot.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -29,6 +30,16 @@ HWY_INLINE hn::Vec<DF> load_weights(DF df, const hwy::float16_t* w) {
   return hn::PromoteTo(df, hn::LoadU(dh, w));
 }
 
+HWY_INLINE float to_f32(float v) {
+  return v;
+}
+HWY_INLINE float to_f32(hwy::bfloat16_t v) {
+  return ls::bf16_to_f32(v.bits);
+}
+HWY_INLINE float to_f32(hwy::float16_t v) {
+  return ls::f16_to_f32(v.bits);
+}
+
 template <typename W>
 HWY_INLINE float dot_impl(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, size_t n) {
   const hn::ScalableTag<float> df;
@@ -46,18 +57,98 @@ HWY_INLINE float dot_impl(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, 
   }
   float tail = 0.0f;
   for (; i < n; ++i) {
-    float wi;
-    if constexpr (std::is_same_v<W, float>) {
-      wi = w[i];
-    } else if constexpr (std::is_same_v<W, hwy::bfloat16_t>) {
-      wi = ls::bf16_to_f32(w[i].bits);
-    } else {
-      wi = ls::f16_to_f32(w[i].bits);
-    }
-    tail += wi * x[i];
+    tail += to_f32(w[i]) * x[i];
   }
   s0 = hn::Add(hn::Add(s0, s1), hn::Add(s2, s3));
   return hn::GetLane(hn::SumOfLanes(df, s0)) + tail;
+}
+
+// A tile of dot products: R weight rows against T activation rows, one vector accumulator per
+// (row, token) pair, summed over the elements in order. Each pair's arithmetic is the same
+// whatever R and T are, so a tile's results equal single dots bit for bit; the tile only shares
+// loads (each weight vector is widened once for T tokens, each x vector loaded once for R rows).
+template <int R, int T, typename W>
+HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float* HWY_RESTRICT x,
+                          size_t x_stride, size_t n, float* HWY_RESTRICT out, size_t out_stride) {
+  const hn::ScalableTag<float> df;
+  const size_t lanes = hn::Lanes(df);
+  hn::Vec<decltype(df)> acc[R][T];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::Vec<decltype(df)> xv[T];
+    for (int t = 0; t < T; ++t) xv[t] = hn::LoadU(df, x + t * x_stride + i);
+    for (int r = 0; r < R; ++r) {
+      const auto wv = load_weights(df, w + r * w_stride + i);
+      for (int t = 0; t < T; ++t) acc[r][t] = hn::MulAdd(wv, xv[t], acc[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < T; ++t) {
+      float tail = 0.0f;
+      for (size_t j = i; j < n; ++j) tail += to_f32(w[r * w_stride + j]) * x[t * x_stride + j];
+      out[r * out_stride + t] = hn::GetLane(hn::SumOfLanes(df, acc[r][t])) + tail;
+    }
+  }
+}
+
+template <typename W>
+void tile_dispatch(const W* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
+                   size_t n, float* out, size_t out_stride) {
+  // Up to 4 rows x 2 tokens per call: 8 accumulators, 2 activation and 1 weight vector fit the
+  // 16 registers of AVX2.
+  for (int r0 = 0; r0 < rows; r0 += 4) {
+    const int nr = rows - r0 < 4 ? rows - r0 : 4;
+    const W* wr = w + static_cast<size_t>(r0) * w_stride;
+    for (int t0 = 0; t0 < toks; t0 += 2) {
+      const float* xt = x + static_cast<size_t>(t0) * x_stride;
+      float* o = out + static_cast<size_t>(r0) * out_stride + t0;
+      const bool two = toks - t0 >= 2;
+      switch (nr * 2 + (two ? 1 : 0)) {
+        case 2:
+          tile_impl<1, 1>(wr, w_stride, xt, x_stride, n, o, out_stride);
+          break;
+        case 3:
+          tile_impl<1, 2>(wr, w_stride, xt, x_stride, n, o, out_stride);
+          break;
+        case 4:
+          tile_impl<2, 1>(wr, w_stride, xt, x_stride, n, o, out_stride);
+          break;
+        case 5:
+          tile_impl<2, 2>(wr, w_stride, xt, x_stride, n, o, out_stride);
+          break;
+        case 6:
+          tile_impl<3, 1>(wr, w_stride, xt, x_stride, n, o, out_stride);
+          break;
+        case 7:
+          tile_impl<3, 2>(wr, w_stride, xt, x_stride, n, o, out_stride);
+          break;
+        case 8:
+          tile_impl<4, 1>(wr, w_stride, xt, x_stride, n, o, out_stride);
+          break;
+        default:
+          tile_impl<4, 2>(wr, w_stride, xt, x_stride, n, o, out_stride);
+          break;
+      }
+    }
+  }
+}
+
+void TileF32(const void* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
+             size_t n, float* out, size_t out_stride) {
+  tile_dispatch(static_cast<const float*>(w), w_stride, rows, x, x_stride, toks, n, out,
+                out_stride);
+}
+void TileBF16(const void* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
+              size_t n, float* out, size_t out_stride) {
+  tile_dispatch(static_cast<const hwy::bfloat16_t*>(w), w_stride, rows, x, x_stride, toks, n, out,
+                out_stride);
+}
+void TileF16(const void* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
+             size_t n, float* out, size_t out_stride) {
+  tile_dispatch(static_cast<const hwy::float16_t*>(w), w_stride, rows, x, x_stride, toks, n, out,
+                out_stride);
 }
 
 float DotF32(const float* w, const float* x, size_t n) {
@@ -79,6 +170,9 @@ namespace ls::kernels {
 HWY_EXPORT(DotF32);
 HWY_EXPORT(DotBF16);
 HWY_EXPORT(DotF16);
+HWY_EXPORT(TileF32);
+HWY_EXPORT(TileBF16);
+HWY_EXPORT(TileF16);
 
 float dot_f32(const float* w, const float* x, std::size_t n) {
   return HWY_DYNAMIC_DISPATCH(DotF32)(w, x, n);
@@ -88,6 +182,21 @@ float dot_bf16(const std::uint16_t* w, const float* x, std::size_t n) {
 }
 float dot_f16(const std::uint16_t* w, const float* x, std::size_t n) {
   return HWY_DYNAMIC_DISPATCH(DotF16)(w, x, n);
+}
+
+void dot_tile(DType type, const std::uint8_t* w, std::size_t w_stride, int n_rows, const float* x,
+              std::size_t x_stride, int n_tok, std::size_t n, float* out, std::size_t out_stride) {
+  const std::size_t ws = w_stride / dtype_size(type);  // in elements
+  switch (type) {
+    case DType::F32:
+      return HWY_DYNAMIC_DISPATCH(TileF32)(w, ws, n_rows, x, x_stride, n_tok, n, out, out_stride);
+    case DType::BF16:
+      return HWY_DYNAMIC_DISPATCH(TileBF16)(w, ws, n_rows, x, x_stride, n_tok, n, out, out_stride);
+    case DType::F16:
+      return HWY_DYNAMIC_DISPATCH(TileF16)(w, ws, n_rows, x, x_stride, n_tok, n, out, out_stride);
+    default:
+      fail("dot_tile: {} is not a float type", dtype_name(type));
+  }
 }
 
 double dot_f32_ref(const float* w, const float* x, std::size_t n) {

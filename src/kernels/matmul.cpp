@@ -1,41 +1,30 @@
-// Row-parallel matrix product over the dtype-specific dot kernels.
+// Matrix products y = x W^T over the dot-product tiles, for every weight type. Rows of W are
+// split across the thread pool; within a thread, blocks of rows stay in cache while every token
+// of the chunk passes over them (the weights are read from memory once per chunk), and each
+// 4-row x 4-token tile shares its loads. Quantized weights take activations quantized once per
+// call into the caller's scratch, as llama.cpp does. Decode hands each thread's whole row range
+// to one tile call (the kernels group rows themselves).
 #include "kernels/matmul.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
 #include "kernels/dot.h"
+#include "kernels/quant.h"
 
 namespace ls::kernels {
 
 namespace {
 
-using DotFn = float (*)(const std::uint8_t* row, const float* x, std::size_t n);
-
-DotFn dot_for(DType t) {
-  switch (t) {
-    case DType::F32:
-      return [](const std::uint8_t* r, const float* x, std::size_t n) {
-        return dot_f32(reinterpret_cast<const float*>(r), x, n);
-      };
-    case DType::BF16:
-      return [](const std::uint8_t* r, const float* x, std::size_t n) {
-        return dot_bf16(reinterpret_cast<const std::uint16_t*>(r), x, n);
-      };
-    case DType::F16:
-      return [](const std::uint8_t* r, const float* x, std::size_t n) {
-        return dot_f16(reinterpret_cast<const std::uint16_t*>(r), x, n);
-      };
-    default:
-      break;
-  }
-  fail("matmul: unsupported dtype {}", dtype_name(t));
-}
+constexpr std::size_t kTileRows = 4;    // threads split rows in multiples of this
+constexpr std::size_t kTileTokens = 4;  // tokens per tile call during prefill
+constexpr std::size_t kBlockRows = 16;  // rows kept in cache while all tokens pass
 
 }  // namespace
 
 void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::span<float> y,
-            ThreadPool& pool) {
+            ThreadPool& pool, MatmulScratch& scratch) {
   if (w.shape.size() != 2)
     fail("matmul: weight '{}' must be 2-D, got {}", w.name, shape_str(w.shape));
   const auto rows = static_cast<std::size_t>(w.shape[0]);
@@ -44,40 +33,58 @@ void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::sp
   if (x.size() < t_count * cols || y.size() < t_count * rows)
     fail("matmul: '{}' {} needs x of {} and y of {} floats, got {} and {}", w.name,
          shape_str(w.shape), t_count * cols, t_count * rows, x.size(), y.size());
-  const DotFn dot = dot_for(w.dtype);
-  const std::size_t row_bytes = w.row_bytes();
+  const std::size_t w_stride = w.row_bytes();
+  const bool quantized = dtype_is_quantized(w.dtype);
+
+  // Quantized weights: quantize every activation row once, before the threads start.
+  DType act = DType::F32;
+  std::size_t xq_stride = 0;
+  if (quantized) {
+    act = dot_activation_type(w.dtype);
+    xq_stride = dtype_bytes(act, static_cast<std::int64_t>(cols));
+    if (scratch.xq.size() < t_count * xq_stride) scratch.xq.resize(t_count * xq_stride);
+    for (std::size_t t = 0; t < t_count; ++t)
+      quantize_activations(act, &x[t * cols], &scratch.xq[t * xq_stride], cols);
+  }
+  const std::uint8_t* xq = scratch.xq.data();
+
+  // One tile call: rows [r0, r0 + nr) against tokens [t0, t0 + nt), out[r * out_stride + t].
+  const auto tile = [&](std::size_t r0, std::size_t nr, std::size_t t0, std::size_t nt, float* out,
+                        std::size_t out_stride) {
+    const std::uint8_t* wr = w.data + r0 * w_stride;
+    if (quantized)
+      dot_quantized_tile(w.dtype, wr, w_stride, static_cast<int>(nr), xq + t0 * xq_stride,
+                         xq_stride, static_cast<int>(nt), cols, out, out_stride);
+    else
+      dot_tile(w.dtype, wr, w_stride, static_cast<int>(nr), &x[t0 * cols], cols,
+               static_cast<int>(nt), cols, out, out_stride);
+  };
   pool.parallel_for(
       rows,
       [&](std::size_t begin, std::size_t end) {
-        for (std::size_t r = begin; r < end; ++r) {
-          const std::uint8_t* row = w.data + r * row_bytes;
-          for (std::size_t t = 0; t < t_count; ++t) y[t * rows + r] = dot(row, &x[t * cols], cols);
+        if (t_count == 1) {  // decode: the thread's whole range in one call, straight into y
+          tile(begin, end - begin, 0, 1, &y[begin], 1);
+          return;
+        }
+        float buf[kBlockRows * kTileTokens];
+        for (std::size_t b0 = begin; b0 < end; b0 += kBlockRows) {
+          const std::size_t nr = std::min(end - b0, kBlockRows);
+          for (std::size_t t0 = 0; t0 < t_count; t0 += kTileTokens) {
+            const std::size_t nt = std::min(kTileTokens, t_count - t0);
+            tile(b0, nr, t0, nt, buf, kTileTokens);
+            for (std::size_t r = 0; r < nr; ++r)
+              for (std::size_t t = 0; t < nt; ++t)
+                y[(t0 + t) * rows + b0 + r] = buf[r * kTileTokens + t];
+          }
         }
       },
-      16);
+      kTileRows);
 }
 
 void row_to_f32(const TensorView& w, std::int64_t row, std::span<float> out) {
   const auto cols = static_cast<std::size_t>(w.shape.back());
   if (out.size() < cols) fail("row_to_f32: '{}' row needs {} floats", w.name, cols);
-  const std::uint8_t* p = w.row(row);
-  switch (w.dtype) {
-    case DType::F32:
-      std::memcpy(out.data(), p, cols * sizeof(float));
-      return;
-    case DType::BF16:
-    case DType::F16: {
-      const bool bf = w.dtype == DType::BF16;
-      for (std::size_t i = 0; i < cols; ++i) {
-        std::uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
-        out[i] = bf ? bf16_to_f32(h) : f16_to_f32(h);
-      }
-      return;
-    }
-    default:
-      fail("row_to_f32: '{}' has unsupported dtype {}", w.name, dtype_name(w.dtype));
-  }
+  dequantize_row(w.dtype, w.row(row), out.data(), cols);
 }
 
 void tensor_to_f32(const TensorView& t, std::span<float> out) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "kernels/dot.h"
@@ -64,17 +65,56 @@ void silu_mul(const float* gate, const float* up, std::size_t n, float* out) {
   }
 }
 
-void attend(const float* q, const float* k_cache, const float* v_cache, std::size_t n_ctx,
-            std::size_t kv_stride, std::size_t head_dim, float scale, float* scratch, float* out) {
-  for (std::size_t p = 0; p < n_ctx; ++p)
-    scratch[p] = dot_f32(k_cache + p * kv_stride, q, head_dim) * scale;
-  softmax({scratch, n_ctx});
-  std::fill(out, out + head_dim, 0.0f);
+namespace {
+
+// One cache row as float32: F32 rows are used in place, F16/BF16 rows widened into buf.
+const float* load_row(const std::uint8_t* row, DType type, std::size_t n, float* buf) {
+  if (type == DType::F32) return reinterpret_cast<const float*>(row);
+  const auto* h = reinterpret_cast<const std::uint16_t*>(row);
+  if (type == DType::BF16)
+    for (std::size_t i = 0; i < n; ++i) buf[i] = bf16_to_f32(h[i]);
+  else
+    for (std::size_t i = 0; i < n; ++i) buf[i] = f16_to_f32(h[i]);
+  return buf;
+}
+
+}  // namespace
+
+void attend_group(const float* q, std::size_t group, const std::uint8_t* k_cache,
+                  const std::uint8_t* v_cache, DType cache_type, std::size_t n_ctx,
+                  std::size_t kv_stride, std::size_t head_dim, float scale, float* scratch,
+                  float* out) {
+  const std::size_t row_bytes = kv_stride * dtype_size(cache_type);
+  float* scores = scratch;                // [group][n_ctx]
+  float* kbuf = scratch + group * n_ctx;  // [head_dim]
+  float* vbuf = kbuf + head_dim;          // [head_dim]
   for (std::size_t p = 0; p < n_ctx; ++p) {
-    const float a = scratch[p];
-    const float* v = v_cache + p * kv_stride;
-    for (std::size_t i = 0; i < head_dim; ++i) out[i] += a * v[i];
+    const float* k = load_row(k_cache + p * row_bytes, cache_type, head_dim, kbuf);
+    for (std::size_t g = 0; g < group; ++g)
+      scores[g * n_ctx + p] = dot_f32(k, q + g * head_dim, head_dim) * scale;
   }
+  for (std::size_t g = 0; g < group; ++g) softmax({scores + g * n_ctx, n_ctx});
+  std::fill(out, out + group * head_dim, 0.0f);
+  for (std::size_t p = 0; p < n_ctx; ++p) {
+    const float* v = load_row(v_cache + p * row_bytes, cache_type, head_dim, vbuf);
+    for (std::size_t g = 0; g < group; ++g) {
+      const float a = scores[g * n_ctx + p];
+      float* o = out + g * head_dim;
+      for (std::size_t i = 0; i < head_dim; ++i) o[i] += a * v[i];
+    }
+  }
+}
+
+void store_row(const float* x, std::size_t n, DType type, std::uint8_t* out) {
+  if (type == DType::F32) {
+    std::memcpy(out, x, n * sizeof(float));
+    return;
+  }
+  auto* h = reinterpret_cast<std::uint16_t*>(out);
+  if (type == DType::BF16)
+    for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_bf16(x[i]);
+  else
+    for (std::size_t i = 0; i < n; ++i) h[i] = f32_to_f16(x[i]);
 }
 
 }  // namespace ls::kernels

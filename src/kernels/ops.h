@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
+
+#include "core/dtype.h"
 
 namespace ls::kernels {
 
@@ -28,10 +31,17 @@ void softmax(std::span<float> x);
 // out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g))
 void silu_mul(const float* gate, const float* up, std::size_t n, float* out);
 
-// One query head attending over positions [0, n_ctx) of a cache laid out
-// [position][kv_head][head_dim] (row stride kv_stride floats): out = softmax(q.K^T * scale) V.
-// scratch holds n_ctx floats.
-void attend(const float* q, const float* k_cache, const float* v_cache, std::size_t n_ctx,
-            std::size_t kv_stride, std::size_t head_dim, float scale, float* scratch, float* out);
+// Attention of the `group` query heads that share one KV head, over positions [0, n_ctx) of a
+// cache laid out [position][kv_head][head_dim] in F32, F16 or BF16 (row stride kv_stride
+// elements): out_g = softmax(q_g . K^T * scale) V for each head g. Each key and value row is
+// read (and widened) once for the whole group. q and out hold group * head_dim floats;
+// scratch holds group * (n_ctx + 2 * head_dim) floats.
+void attend_group(const float* q, std::size_t group, const std::uint8_t* k_cache,
+                  const std::uint8_t* v_cache, DType cache_type, std::size_t n_ctx,
+                  std::size_t kv_stride, std::size_t head_dim, float scale, float* scratch,
+                  float* out);
+
+// Converts n float32 values to a cache row of type F32, F16 or BF16 (round to nearest even).
+void store_row(const float* x, std::size_t n, DType type, std::uint8_t* out);
 
 }  // namespace ls::kernels

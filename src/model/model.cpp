@@ -15,8 +15,8 @@ namespace fs = std::filesystem;
 Model::Model(std::string path, ModelConfig config, TensorStore store)
     : path_(std::move(path)), config_(std::move(config)), store_(std::move(store)) {
   weights_ = bind_weights(
-      config_, [this](const std::string& n) { return store_.find(n); },
-      store_.gguf() != nullptr, path_);
+      config_, [this](const std::string& n) { return store_.find(n); }, store_.gguf() != nullptr,
+      path_);
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path) {
@@ -27,9 +27,10 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
     return std::unique_ptr<Model>(new Model(path, std::move(config), std::move(store)));
   }
   if (!fs::is_directory(path))
-    fail("{}: not a model directory (expected config.json and *.safetensors inside) nor a .gguf "
-         "file",
-         path);
+    fail(
+        "{}: not a model directory (expected config.json and *.safetensors inside) nor a .gguf "
+        "file",
+        path);
   ModelConfig config = load_model_config((fs::path(path) / "config.json").string());
   TensorStore store = TensorStore::open_hf_dir(path);
   std::unique_ptr<Model> m(new Model(path, std::move(config), std::move(store)));
@@ -58,15 +59,19 @@ std::string Model::weight_dtype() const {
   return std::string(dtype_name(best));
 }
 
-Session::Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk)
-    : model_(model), pool_(pool), cache_(model.config()), acts_(model.config(), max_chunk) {}
+Session::Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk,
+                 std::optional<DType> kv_type)
+    : model_(model),
+      pool_(pool),
+      cache_(model.config(), kv_type.value_or(model.kv_type())),
+      acts_(model.config(), max_chunk) {}
 
 std::span<const float> Session::feed(std::span<const std::int32_t> tokens, bool all_positions) {
   const auto V = static_cast<std::size_t>(model_.config().vocab_size);
   const std::size_t rows = all_positions ? tokens.size() : 1;
   if (logits_.size() < rows * V) logits_.resize(rows * V);
-  qwen2_forward(model_.config(), model_.weights(), cache_, acts_, tokens, all_positions,
-                {logits_.data(), rows * V}, pool_);
+  const SequenceInput in{&cache_, tokens, all_positions, {logits_.data(), rows * V}};
+  qwen2_forward(model_.config(), model_.weights(), {&in, 1}, acts_, pool_);
   return {logits_.data(), rows * V};
 }
 

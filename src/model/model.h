@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ class Model {
   std::size_t weight_bytes() const { return store_.total_bytes(); }
   // Name of the dtype most weights are stored in ("BF16", ...), for reports.
   std::string weight_dtype() const;
+  // The KV cache element type new sessions use unless told otherwise (F32 by default).
+  DType kv_type() const { return kv_type_; }
+  void set_kv_type(DType t) { kv_type_ = t; }
 
  private:
   Model(std::string path, ModelConfig config, TensorStore store);
@@ -40,12 +44,15 @@ class Model {
   TensorStore store_;
   Weights weights_;
   nlohmann::json generation_config_ = nlohmann::json::object();
+  DType kv_type_ = DType::F32;
 };
 
 class Session {
  public:
   // max_chunk: tokens processed per forward chunk (bounds scratch memory during prefill).
-  Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk = 64);
+  // kv_type: element type of the KV cache (F32, F16 or BF16); default: model.kv_type().
+  Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk = 64,
+          std::optional<DType> kv_type = std::nullopt);
 
   // Appends tokens and returns the logits after the last one ([vocab]), or for every appended
   // token ([tokens, vocab]) when all_positions. The span stays valid until the next call.

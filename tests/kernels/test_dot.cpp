@@ -2,7 +2,9 @@
 // every length from 0 to 300 (all tail sizes) plus real row lengths (896, 4864).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -87,8 +89,9 @@ TEST(Matmul, EachOutputIsOneDotProductWhateverTheThreads) {
   for (auto& v : x) v = nd(rng);
   std::vector<float> y1(static_cast<std::size_t>(T * rows)), y2(y1.size());
   ls::ThreadPool p1(1), p2(2);
-  ls::kernels::matmul(tv, x, T, y1, p1);
-  ls::kernels::matmul(tv, x, T, y2, p2);
+  ls::kernels::MatmulScratch scratch;
+  ls::kernels::matmul(tv, x, T, y1, p1, scratch);
+  ls::kernels::matmul(tv, x, T, y2, p2, scratch);
   for (int t = 0; t < T; ++t)
     for (std::int64_t r = 0; r < rows; ++r) {
       const auto i = static_cast<std::size_t>(t * rows + r);
@@ -98,7 +101,49 @@ TEST(Matmul, EachOutputIsOneDotProductWhateverTheThreads) {
       EXPECT_EQ(y1[i], y2[i]);
     }
   std::vector<float> small(3);
-  EXPECT_THROW(ls::kernels::matmul(tv, x, T, small, p1), std::exception);
+  EXPECT_THROW(ls::kernels::matmul(tv, x, T, small, p1, scratch), std::exception);
+}
+
+// Tiles of up to 9 rows x 5 tokens give exactly the bits of 1 x 1 tiles (the decode shape),
+// and agree with the double reference, for every float weight type and awkward lengths.
+TEST(Dot, TilesEqualSingleDotsBitForBit) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0, 1);
+  for (auto type : {ls::DType::F32, ls::DType::BF16, ls::DType::F16}) {
+    for (std::size_t n : {1u, 7u, 8u, 37u, 896u}) {
+      const int rows = 9, toks = 5;
+      const std::size_t es = ls::dtype_size(type);
+      std::vector<float> wf(rows * n), x(toks * n);
+      std::vector<std::uint8_t> w(rows * n * es);
+      for (auto& e : wf) e = nd(rng);
+      for (auto& e : x) e = nd(rng);
+      for (std::size_t i = 0; i < wf.size(); ++i) {
+        if (type == ls::DType::F32) {
+          std::memcpy(&w[i * 4], &wf[i], 4);
+        } else {
+          const std::uint16_t h =
+              type == ls::DType::BF16 ? ls::f32_to_bf16(wf[i]) : ls::f32_to_f16(wf[i]);
+          std::memcpy(&w[i * 2], &h, 2);
+          wf[i] = type == ls::DType::BF16 ? ls::bf16_to_f32(h) : ls::f16_to_f32(h);
+        }
+      }
+      std::vector<float> tiled(rows * toks), single(1);
+      ls::kernels::dot_tile(type, w.data(), n * es, rows, x.data(), n, toks, n, tiled.data(), toks);
+      for (int r = 0; r < rows; ++r) {
+        for (int t = 0; t < toks; ++t) {
+          ls::kernels::dot_tile(type, w.data() + r * n * es, n * es, 1, x.data() + t * n, n, 1, n,
+                                single.data(), 1);
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(tiled[r * toks + t]),
+                    std::bit_cast<std::uint32_t>(single[0]))
+              << ls::dtype_name(type) << " n=" << n << " r=" << r << " t=" << t;
+          const double want = ls::kernels::dot_f32_ref(&wf[r * n], &x[t * n], n);
+          double abs_sum = 0;
+          for (std::size_t i = 0; i < n; ++i) abs_sum += std::abs(wf[r * n + i] * x[t * n + i]);
+          ASSERT_NEAR(single[0], want, 1e-5 * abs_sum + 1e-6);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "core/dtype.h"
 #include "kernels/ops.h"
 
 namespace {
@@ -60,26 +62,52 @@ TEST(Ops, SoftmaxAndSilu) {
   EXPECT_NEAR(o[1], -3.0 / (1 + std::exp(3.0)) * 1.5, 1e-6);
 }
 
-TEST(Ops, AttendIsSoftmaxWeightedValues) {
-  const std::size_t hd = 16, n = 9, stride = 2 * hd;  // two kv heads interleaved; use head 1
-  const auto q = randn(hd, 4), k = randn(n * stride, 5), v = randn(n * stride, 6);
-  std::vector<float> scratch(n), out(hd);
+// A group of 3 query heads over one KV head (the second of two interleaved heads), in every
+// cache type, against the double-precision formula on the values as the cache stores them.
+TEST(Ops, AttendGroupIsSoftmaxWeightedValuesPerHead) {
+  const std::size_t hd = 16, n = 9, stride = 2 * hd, group = 3;
+  const auto q = randn(group * hd, 4), k = randn(n * stride, 5), v = randn(n * stride, 6);
   const float scale = 0.25f;
-  ls::kernels::attend(q.data(), k.data() + hd, v.data() + hd, n, stride, hd, scale, scratch.data(),
-                      out.data());
-  std::vector<double> s(n);
-  double mx = -1e300, z = 0;
-  for (std::size_t p = 0; p < n; ++p) {
-    double d = 0;
-    for (std::size_t i = 0; i < hd; ++i) d += static_cast<double>(q[i]) * k[p * stride + hd + i];
-    s[p] = d * scale;
-    mx = std::max(mx, s[p]);
-  }
-  for (auto& e : s) z += (e = std::exp(e - mx));
-  for (std::size_t i = 0; i < hd; ++i) {
-    double want = 0;
-    for (std::size_t p = 0; p < n; ++p) want += s[p] / z * v[p * stride + hd + i];
-    EXPECT_NEAR(out[i], want, 1e-5);
+  for (auto type : {ls::DType::F32, ls::DType::F16, ls::DType::BF16}) {
+    const std::size_t es = ls::dtype_size(type);
+    std::vector<std::uint8_t> kc(n * stride * es), vc(n * stride * es);
+    ls::kernels::store_row(k.data(), k.size(), type, kc.data());
+    ls::kernels::store_row(v.data(), v.size(), type, vc.data());
+    std::vector<float> ks(k.size()), vs(v.size());  // what the cache holds, widened
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      std::uint16_t kh, vh;
+      std::memcpy(&kh, &kc[i * es], 2);
+      std::memcpy(&vh, &vc[i * es], 2);
+      ks[i] = type == ls::DType::F32   ? k[i]
+              : type == ls::DType::F16 ? ls::f16_to_f32(kh)
+                                       : ls::bf16_to_f32(kh);
+      vs[i] = type == ls::DType::F32   ? v[i]
+              : type == ls::DType::F16 ? ls::f16_to_f32(vh)
+                                       : ls::bf16_to_f32(vh);
+    }
+    if (type != ls::DType::F32) {
+      EXPECT_NE(ks, k);  // rounding happened
+    }
+    std::vector<float> scratch(group * (n + 2 * hd)), out(group * hd);
+    ls::kernels::attend_group(q.data(), group, kc.data() + hd * es, vc.data() + hd * es, type, n,
+                              stride, hd, scale, scratch.data(), out.data());
+    for (std::size_t g = 0; g < group; ++g) {
+      std::vector<double> sc(n);
+      double mx = -1e300, z = 0;
+      for (std::size_t p = 0; p < n; ++p) {
+        double d = 0;
+        for (std::size_t i = 0; i < hd; ++i)
+          d += static_cast<double>(q[g * hd + i]) * ks[p * stride + hd + i];
+        sc[p] = d * scale;
+        mx = std::max(mx, sc[p]);
+      }
+      for (auto& e : sc) z += (e = std::exp(e - mx));
+      for (std::size_t i = 0; i < hd; ++i) {
+        double want = 0;
+        for (std::size_t p = 0; p < n; ++p) want += sc[p] / z * vs[p * stride + hd + i];
+        EXPECT_NEAR(out[g * hd + i], want, 1e-5) << ls::dtype_name(type) << " head " << g;
+      }
+    }
   }
 }
 

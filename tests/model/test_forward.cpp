@@ -4,6 +4,7 @@
 // independent numpy reference in tests/reference.)
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "core/error.h"
@@ -70,15 +71,85 @@ TEST(Forward, ResetStartsAFreshSequence) {
   ls::ThreadPool pool(1);
   ls::Session s(*m, pool);
   const std::vector<std::int32_t> a = {1, 2, 3};
-  auto first = std::vector<float>(s.feed(a).begin(), s.feed(a).end());  // fed twice: length 6
+  const auto fresh = s.feed(a);
+  const std::vector<float> first(fresh.begin(), fresh.end());
+  const auto longer = s.feed(a);  // the same tokens again, now at positions 3..5
   EXPECT_EQ(s.length(), 6);
+  EXPECT_FALSE(same_bits(first, std::vector<float>(longer.begin(), longer.end())));
   s.reset();
-  auto again = s.feed(a);
-  s.reset();
-  auto l1 = std::vector<float>(s.feed(a).begin(), s.feed(a).end());
-  (void)again;
-  EXPECT_EQ(s.length(), 6);
-  EXPECT_TRUE(same_bits(first, l1));
+  EXPECT_EQ(s.length(), 0);
+  const auto again = s.feed(a);
+  EXPECT_TRUE(same_bits(first, std::vector<float>(again.begin(), again.end())));
+}
+
+// A ragged batch (three sequences with different cached lengths, new-token counts and
+// all_positions settings, split across chunks) gives each sequence exactly the logits it gets
+// alone: what continuous batching in a server relies on.
+TEST(Forward, RaggedBatchEqualsSingleSequencesBitForBit) {
+  auto m = ls::Model::load(tiny_model());
+  const auto& c = m->config();
+  const auto V = static_cast<std::size_t>(c.vocab_size);
+  const std::vector<std::vector<std::int32_t>> prefix = {{1, 2, 3, 4, 5}, {}, {9, 9}};
+  const std::vector<std::vector<std::int32_t>> fresh = {{6}, {7, 8, 10, 11, 12, 13, 14}, {15, 16}};
+  const std::vector<bool> all = {false, true, false};
+  for (int threads : {1, 2}) {
+    ls::ThreadPool pool(threads);
+    // Alone: one Session per sequence.
+    std::vector<std::vector<float>> alone;
+    for (std::size_t i = 0; i < 3; ++i) {
+      ls::Session s(*m, pool);
+      if (!prefix[i].empty()) s.feed(prefix[i]);
+      const auto l = s.feed(fresh[i], all[i]);
+      alone.emplace_back(l.begin(), l.end());
+    }
+    // Together: prefixes fed alone, then one batched call with a chunk of 4 tokens.
+    std::vector<ls::KVCache> caches(3, ls::KVCache(c, ls::DType::F32));
+    ls::Activations acts(c, 4);
+    std::vector<float> scratch(V);
+    for (std::size_t i = 0; i < 3; ++i)
+      if (!prefix[i].empty()) {
+        const ls::SequenceInput in{&caches[i], prefix[i], false, scratch};
+        ls::qwen2_forward(c, m->weights(), {&in, 1}, acts, pool);
+      }
+    std::vector<std::vector<float>> out(3);
+    std::vector<ls::SequenceInput> batch;
+    for (std::size_t i = 0; i < 3; ++i) {
+      out[i].resize((all[i] ? fresh[i].size() : 1) * V);
+      batch.push_back({&caches[i], fresh[i], all[i], out[i]});
+    }
+    ls::qwen2_forward(c, m->weights(), batch, acts, pool);
+    for (std::size_t i = 0; i < 3; ++i) {
+      EXPECT_TRUE(same_bits(alone[i], out[i])) << "sequence " << i << ", threads " << threads;
+      EXPECT_EQ(caches[i].length, static_cast<std::int64_t>(prefix[i].size() + fresh[i].size()));
+    }
+  }
+}
+
+// F16 and BF16 KV caches: half the memory (2 x layers x kv_dim x capacity x 2 bytes), logits
+// close to the F32 cache's (the keys and values are rounded once when stored).
+TEST(Forward, HalfPrecisionKvCache) {
+  auto m = ls::Model::load(tiny_model());
+  const auto& c = m->config();
+  ls::ThreadPool pool(1);
+  ls::Session f32(*m, pool);
+  const auto want = f32.feed(kTokens, true);
+  for (auto type : {ls::DType::F16, ls::DType::BF16}) {
+    ls::Session s(*m, pool, 64, type);
+    const auto got = s.feed(kTokens, true);
+    ASSERT_EQ(got.size(), want.size());
+    double max_diff = 0, max_abs = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      max_diff = std::max(max_diff, static_cast<double>(std::abs(got[i] - want[i])));
+      max_abs = std::max(max_abs, static_cast<double>(std::abs(want[i])));
+    }
+    EXPECT_GT(max_diff, 0.0) << "the cache type made no difference: was it used?";
+    EXPECT_LT(max_diff, (type == ls::DType::F16 ? 2e-3 : 2e-2) * max_abs) << dtype_name(type);
+    const auto cap = static_cast<std::size_t>(s.cache().capacity());
+    EXPECT_EQ(s.cache().bytes(), 2 * static_cast<std::size_t>(c.num_hidden_layers) *
+                                     static_cast<std::size_t>(c.kv_dim()) * cap * 2);
+    EXPECT_EQ(f32.cache().bytes(), 2 * s.cache().bytes());
+  }
+  EXPECT_THROW(ls::Session(*m, pool, 64, ls::DType::Q8_0), ls::Error);
 }
 
 TEST(Forward, RejectsBadInput) {
