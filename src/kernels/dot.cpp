@@ -70,20 +70,40 @@ HWY_INLINE float dot_impl(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, 
 template <int R, int T, typename W>
 HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float* HWY_RESTRICT x,
                           size_t x_stride, size_t n, float* HWY_RESTRICT out, size_t out_stride) {
+  static_assert(R >= 1 && R <= 4 && T >= 1 && T <= 2);
   const hn::ScalableTag<float> df;
   const size_t lanes = hn::Lanes(df);
-  hn::Vec<decltype(df)> acc[R][T];
-  for (int r = 0; r < R; ++r)
-    for (int t = 0; t < T; ++t) acc[r][t] = hn::Zero(df);
+  // Named accumulators (not an array) so that the compiler keeps all of them in registers.
+  auto a00 = hn::Zero(df), a01 = hn::Zero(df), a10 = hn::Zero(df), a11 = hn::Zero(df);
+  auto a20 = hn::Zero(df), a21 = hn::Zero(df), a30 = hn::Zero(df), a31 = hn::Zero(df);
+  const W* w1 = w + w_stride;
+  const W* w2 = w + 2 * w_stride;
+  const W* w3 = w + 3 * w_stride;
+  const float* x1 = x + x_stride;
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    hn::Vec<decltype(df)> xv[T];
-    for (int t = 0; t < T; ++t) xv[t] = hn::LoadU(df, x + t * x_stride + i);
-    for (int r = 0; r < R; ++r) {
-      const auto wv = load_weights(df, w + r * w_stride + i);
-      for (int t = 0; t < T; ++t) acc[r][t] = hn::MulAdd(wv, xv[t], acc[r][t]);
+    const auto x0v = hn::LoadU(df, x + i);
+    const auto x1v = T > 1 ? hn::LoadU(df, x1 + i) : x0v;
+    const auto w0v = load_weights(df, w + i);
+    a00 = hn::MulAdd(w0v, x0v, a00);
+    if constexpr (T > 1) a01 = hn::MulAdd(w0v, x1v, a01);
+    if constexpr (R > 1) {
+      const auto w1v = load_weights(df, w1 + i);
+      a10 = hn::MulAdd(w1v, x0v, a10);
+      if constexpr (T > 1) a11 = hn::MulAdd(w1v, x1v, a11);
+    }
+    if constexpr (R > 2) {
+      const auto w2v = load_weights(df, w2 + i);
+      a20 = hn::MulAdd(w2v, x0v, a20);
+      if constexpr (T > 1) a21 = hn::MulAdd(w2v, x1v, a21);
+    }
+    if constexpr (R > 3) {
+      const auto w3v = load_weights(df, w3 + i);
+      a30 = hn::MulAdd(w3v, x0v, a30);
+      if constexpr (T > 1) a31 = hn::MulAdd(w3v, x1v, a31);
     }
   }
+  const decltype(a00) acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
       float tail = 0.0f;
