@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   ls::app::add_chat_command(app);
   ls::app::add_tokenize_command(app);
   ls::app::add_template_command(app);
+  ls::app::add_quantize_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

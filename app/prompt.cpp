@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "model/gguf_metadata.h"
 
 #if __has_include("tokenizer/tokenizer.h")
 #include "tokenizer/tokenizer.h"
@@ -18,9 +19,33 @@ namespace ls::app {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A GGUF carries its tokenizer and chat template in its metadata. The file is opened a second
+// time (the mapping is shared by the page cache; only the metadata is parsed again).
+void load_gguf_extras(const std::string& path, LoadedModel& lm) {
+  const GgufFile f(path);
+  if (gguf_has_tokenizer(f)) {
+#ifdef LS_HAVE_TOKENIZER
+    lm.tokenizer = std::make_shared<const Tokenizer>(
+        Tokenizer::from_json(gguf_tokenizer_json(f), path + " (tokenizer.ggml.* metadata)"));
+#endif
+  }
+  if (auto t = gguf_chat_template(f)) {
+    lm.gguf_chat_template = t->source;
+    lm.gguf_special_tokens = t->special_tokens;
+  }
+}
+
+}  // namespace
+
 LoadedModel load_model(const ModelOptions& o) {
   LoadedModel lm;
   lm.model = Model::load(o.model);
+  if (!fs::is_directory(o.model)) {
+    load_gguf_extras(o.model, lm);
+    return lm;
+  }
   const fs::path tok = fs::path(o.model) / "tokenizer.json";
 #ifdef LS_HAVE_TOKENIZER
   if (fs::exists(tok))
@@ -49,15 +74,16 @@ std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm)
   if (o.prompt.empty()) fail("give the input with --tokens 1,2,3 or --prompt TEXT");
   if (!o.system.empty() && !o.chat) fail("--system needs --chat");
   if (!lm.tokenizer)
-    fail("{}: --prompt needs a tokenizer.json in the model directory", lm.model->path());
+    fail(
+        "{}: --prompt needs a tokenizer (tokenizer.json in the model directory, or "
+        "tokenizer.ggml.* metadata in a GGUF)",
+        lm.model->path());
 #ifdef LS_HAVE_TOKENIZER
   std::string text = o.prompt;
   bool split_special = o.split_special;
   if (o.chat) {
 #ifdef LS_HAVE_CHAT
-    if (lm.chat_template_config.empty())
-      fail("{}: --chat needs tokenizer_config.json with a chat_template", lm.model->path());
-    const auto tmpl = chat::ChatTemplate::from_tokenizer_config(lm.chat_template_config);
+    const auto tmpl = load_chat_template(lm);
     text = tmpl.render(chat::make_messages(o.prompt, o.system), nullptr, true);
     // The template's own special tokens must stay special even when user text is split.
     split_special = false;
@@ -71,6 +97,26 @@ std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm)
   fail("--prompt is not available in this build");
 #endif
 }
+
+#ifdef LS_HAVE_CHAT
+chat::ChatTemplate load_chat_template(const LoadedModel& lm) {
+  if (!lm.gguf_chat_template.empty()) {
+    chat::ChatTemplate t;
+    t.name = lm.model->path() + " (tokenizer.chat_template)";
+    t.source = lm.gguf_chat_template;
+    t.special_tokens = lm.gguf_special_tokens;
+    t.bos_token = t.special_tokens.value("bos_token", "");
+    t.eos_token = t.special_tokens.value("eos_token", "");
+    return t;
+  }
+  if (lm.chat_template_config.empty())
+    fail(
+        "{}: --chat needs a chat template (tokenizer_config.json with a chat_template, or "
+        "tokenizer.chat_template in a GGUF)",
+        lm.model->path());
+  return chat::ChatTemplate::from_tokenizer_config(lm.chat_template_config);
+}
+#endif
 
 std::string token_bytes(const LoadedModel& lm, std::int32_t id) {
 #ifdef LS_HAVE_TOKENIZER

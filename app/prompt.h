@@ -1,6 +1,7 @@
 // How commands turn user input into token ids and ids back into text: --tokens, --prompt with
 // optional --chat/--system (rendered through the model's chat template), and a LoadedModel
-// that bundles the model with its tokenizer and chat template.
+// that bundles the model with its tokenizer and chat template (from the directory's
+// tokenizer.json / tokenizer_config.json, or from a GGUF file's metadata).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,9 @@
 namespace ls {
 class Tokenizer;
 }
+namespace ls::chat {
+struct ChatTemplate;
+}
 
 namespace ls::app {
 
@@ -24,9 +28,16 @@ struct LoadedModel {
   std::unique_ptr<Model> model;
   std::shared_ptr<const Tokenizer> tokenizer;  // null when the model has no tokenizer.json
   std::string chat_template_config;            // path of tokenizer_config.json, "" if none
+  // A GGUF's tokenizer.chat_template and the special tokens it sees ("" when none / not GGUF).
+  std::string gguf_chat_template;
+  nlohmann::ordered_json gguf_special_tokens = nlohmann::ordered_json::object();
 };
 
 LoadedModel load_model(const ModelOptions& o);
+
+// The model's chat template (tokenizer_config.json, or a GGUF's tokenizer.chat_template); throws
+// naming the model when it has none.
+chat::ChatTemplate load_chat_template(const LoadedModel& lm);
 
 struct PromptOptions {
   std::string tokens;  // --tokens 1,2,3

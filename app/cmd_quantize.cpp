@@ -1,0 +1,77 @@
+// `logitscope quantize`: convert a Hugging Face model directory into one GGUF file that
+// llama.cpp can load (standard tensor names and metadata, tokenizer and chat template inside),
+// with the 2-D matrices in F32, F16, BF16, Q8_0, Q4_0, Q4_K or Q6_K and norms/biases in F32.
+#include <fmt/format.h>
+
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "app/commands.h"
+#include "core/error.h"
+#include "model/gguf_quantize.h"
+
+namespace ls::app {
+
+namespace {
+
+DType parse_type(const std::string& s) {
+  static const std::map<std::string, DType> kTypes = {
+      {"f32", DType::F32},   {"f16", DType::F16},   {"bf16", DType::BF16}, {"q8_0", DType::Q8_0},
+      {"q4_0", DType::Q4_0}, {"q4_k", DType::Q4_K}, {"q6_k", DType::Q6_K}};
+  std::string lower;
+  for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto it = kTypes.find(lower);
+  if (it == kTypes.end())
+    fail("--type '{}' is not supported (expected q8_0, q4_0, q4_k, q6_k, f16, bf16 or f32)", s);
+  return it->second;
+}
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app) {
+  struct Opts {
+    QuantizeOptions q;
+    std::string type = "q8_0";
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand(
+      "quantize",
+      "Write a Hugging Face model directory as one GGUF file (llama.cpp layout). Norms and "
+      "biases stay F32; matrices whose rows are not whole blocks of the type fall back to Q8_0 "
+      "(256-element types) or F16, and are listed");
+  cmd->add_option("--model", o->q.model_dir, "Hugging Face model directory")->required();
+  cmd->add_option("--type", o->type, "Matrix type: q8_0|q4_0|q4_k|q6_k|f16|bf16|f32")
+      ->capture_default_str();
+  cmd->add_option("--out", o->q.out, "Output .gguf file")->required();
+  cmd->add_option("--name", o->q.name, "general.name (default: the directory's name)");
+  cmd->callback([o] {
+    o->q.type = parse_type(o->type);
+    if (!gguf_can_write(o->q.type))
+      fail("--type {}: not available in this build (the quantization kernels are missing)",
+           o->type);
+    const auto t0 = std::chrono::steady_clock::now();
+    const QuantizeResult r = quantize_to_gguf(o->q);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Fallbacks grouped by (type, row length) so a 24-layer model gives a few lines, not 100.
+    std::map<std::pair<std::string, std::int64_t>, std::vector<std::string>> groups;
+    for (const auto& f : r.fallbacks)
+      groups[{std::string(dtype_name(f.type)), f.shape.back()}].push_back(f.tensor);
+    for (const auto& [key, names] : groups)
+      fmt::print(
+          "note: {} matri{} with rows of {} elements (not a multiple of the {} block) "
+          "written as {}, e.g. {}\n",
+          names.size(), names.size() == 1 ? "x" : "ces", key.second, o->type, key.first,
+          names.front());
+    if (!r.tokenizer)
+      fmt::print("note: {} has no tokenizer.json; the GGUF has no tokenizer metadata\n",
+                 o->q.model_dir);
+    fmt::print("wrote {} ({} tensors, {}, {:.1f} MiB of tensor data) in {:.1f} s\n", o->q.out,
+               r.tensors, dtype_name(o->q.type), static_cast<double>(r.bytes) / (1 << 20), secs);
+  });
+}
+
+}  // namespace ls::app

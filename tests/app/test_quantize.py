@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""`logitscope quantize` end to end: a synthetic model written as GGUF (f32, bf16, f16, and the
+block types when the build has them) is checked by the independent numpy GGUF reader
+(tests/reference/gguf_ref.py) against the safetensors source; `logitscope next` on the F32 and
+BF16 GGUFs gives exactly (max abs diff 0) the logits of the Hugging Face directory, for token
+ids and for a chat prompt (tokenizer and chat template from the GGUF's metadata); bad input
+exits 1 with a message naming the file or flag."""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "reference"))
+import gguf_ref  # noqa: E402
+
+failures = []
+
+
+def run(args):
+    return subprocess.run([BIN] + args, capture_output=True, text=True, timeout=300)
+
+
+def ok(cond, what, detail=""):
+    print(("ok   " if cond else "FAIL ") + what + (": " + detail if detail and not cond else ""))
+    if not cond:
+        failures.append(what)
+
+
+def expect_error(args, needle):
+    r = run(args)
+    good = r.returncode == 1 and needle in r.stderr and "logitscope: error:" in r.stderr
+    ok(good, "error " + " ".join(args[:5]), "exit %d, stderr %r" % (r.returncode, r.stderr[:300]))
+
+
+def logits(model, tmp, tag, extra):
+    out = os.path.join(tmp, tag + ".npy")
+    r = run(["next", "--model", model, "--dump-logits", out, "--json", "--threads", "1"] + extra)
+    if r.returncode != 0:
+        ok(False, "next on " + model, r.stderr[:300])
+        return None, None
+    return np.load(out), r.stdout
+
+
+def main():
+    global BIN
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--logitscope", required=True)
+    ap.add_argument("--tokenizer-from", required=True)
+    a = ap.parse_args()
+    BIN = a.logitscope
+    tmp = tempfile.mkdtemp(prefix="ls_quantize_")
+    models = {}
+    for dt in ("f32", "bf16"):
+        models[dt] = os.path.join(tmp, "tiny-" + dt)
+        r = run(["synth", "--shape", "tiny", "--dtype", dt, "--seed", "1", "--out", models[dt],
+                 "--tokenizer-from", a.tokenizer_from])
+        assert r.returncode == 0, r.stderr
+
+    help_text = run(["quantize", "--help"]).stdout
+    block_types = ["q8_0", "q4_0", "q4_k"]
+    conversions = [("f32", "f32"), ("bf16", "bf16"), ("f32", "f16"), ("f32", "bf16")]
+    conversions += [("bf16", t) for t in block_types]
+    for src, t in conversions:
+        out = os.path.join(tmp, "%s-as-%s.gguf" % (src, t))
+        r = run(["quantize", "--model", models[src], "--type", t, "--out", out])
+        if t in block_types and "not available in this build" in r.stderr:
+            print("skip %s: quantization kernels not in this build" % t)
+            continue
+        ok(r.returncode == 0 and "wrote " + out in r.stdout, "quantize %s -> %s" % (src, t), r.stderr)
+        if r.returncode != 0:
+            continue
+        if t in ("q8_0", "q4_0", "q4_k"):  # tiny rows of 176 are not whole 32-blocks
+            ok("written as F16" in r.stdout, "quantize %s lists its fallbacks" % t, r.stdout)
+        errors = gguf_ref.check(out, models[src], t)
+        for e in errors:
+            print("   ", e)
+        ok(not errors, "gguf_ref %s -> %s" % (src, t))
+
+    # Same logits from the GGUF as from the directory, for token ids and a chat prompt.
+    for src in ("f32", "bf16"):
+        gguf = os.path.join(tmp, "%s-as-%s.gguf" % (src, src))
+        for tag, extra in (("ids", ["--tokens", "9707,11,1879,0,151643", "--all-positions"]),
+                           ("chat", ["--prompt", "Hello <think> 世界", "--chat", "--system", "Be brief."])):
+            want, want_out = logits(models[src], tmp, "%s-dir-%s" % (src, tag), extra)
+            got, got_out = logits(gguf, tmp, "%s-gguf-%s" % (src, tag), extra)
+            if want is None or got is None:
+                continue
+            diff = float(np.abs(want - got).max()) if want.shape == got.shape else float("inf")
+            ok(diff == 0.0, "next %s %s: GGUF logits == directory logits" % (src, tag),
+               "max abs diff %g, shapes %s %s" % (diff, want.shape, got.shape))
+            if tag == "chat":  # the same rendered prompt and tokens (tokenizer + template)
+                import json
+                jw, jg = json.loads(want_out), json.loads(got_out)
+                ok(jw["input_tokens"] == jg["input_tokens"] and jw["prompt"] == jg["prompt"],
+                   "next %s chat: same prompt and tokens from the GGUF metadata" % src)
+
+    # Bad input.
+    q = os.path.join(tmp, "q.gguf")
+    expect_error(["quantize", "--model", os.path.join(tmp, "nope"), "--type", "f32", "--out", q],
+                 "nope: not a model directory")
+    expect_error(["quantize", "--model", models["f32"], "--type", "q3_k", "--out", q],
+                 "--type 'q3_k' is not supported")
+    expect_error(["quantize", "--model", models["f32"], "--type", "f32", "--out",
+                  "/nonexistent/dir/x.gguf"], "/nonexistent/dir/x.gguf")
+    garbage = os.path.join(tmp, "garbage.gguf")
+    with open(garbage, "wb") as f:
+        f.write(b"this is not a gguf file at all")
+    expect_error(["next", "--model", garbage, "--tokens", "1"], "garbage.gguf: not a GGUF file")
+    expect_error(["next", "--model", os.path.join(tmp, "missing.gguf"), "--tokens", "1"],
+                 "missing.gguf: cannot open")
+    good = os.path.join(tmp, "f32-as-f32.gguf")
+    if os.path.exists(good):
+        with open(good, "rb") as f:
+            data = f.read()
+        cut = os.path.join(tmp, "cut.gguf")
+        with open(cut, "wb") as f:
+            f.write(data[: len(data) - 1000])
+        expect_error(["next", "--model", cut, "--tokens", "1"], "runs past the end of the file")
+    ok("q8_0" in help_text and "--out" in help_text, "quantize --help lists the types")
+
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

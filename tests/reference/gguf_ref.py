@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Independent GGUF reader (numpy only, written from the GGUF specification) and a checker of a
+GGUF written by `logitscope quantize` against the Hugging Face directory it came from.
+
+    gguf_ref.py --gguf FILE --model DIR --type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k
+
+checks the header, every metadata key llama.cpp's converter writes for Qwen2 (values from
+config.json, tokenizer.json and tokenizer_config.json), the tensor names (llama.cpp's, spelled
+out here independently of the engine's table), shapes, types and data: float types bit-exact
+against numpy's own conversion of the safetensors values, Q8_0 / Q4_0 / Q4_K dequantized here and
+within their quantization error of the source. Exit status 0 when everything matches."""
+import argparse
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qwen2_ref import read_safetensors  # noqa: E402
+from st_write import to_bf16_bits  # noqa: E402
+
+# Metadata value types and GGML tensor types, from the specification.
+SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "<u1",
+           10: "<u8", 11: "<i8", 12: "<f8"}
+STRING, ARRAY = 8, 9
+GGML = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 8: ("Q8_0", 32, 34),
+        2: ("Q4_0", 32, 18), 12: ("Q4_K", 256, 144), 14: ("Q6_K", 256, 210)}
+
+
+class Reader:
+    def __init__(self, blob):
+        self.b, self.p = blob, 0
+
+    def take(self, n):
+        if self.p + n > len(self.b):
+            raise ValueError("truncated at %d" % self.p)
+        out = self.b[self.p:self.p + n]
+        self.p += n
+        return out
+
+    def scalar(self, t):
+        dt = np.dtype(SCALARS[t])
+        v = np.frombuffer(self.take(dt.itemsize), dtype=dt)[0]
+        return bool(v) if t == 7 else v.item()
+
+    def string(self):
+        (n,) = struct.unpack("<Q", self.take(8))
+        return self.take(n).decode("utf-8")
+
+    def value(self, t):
+        if t == STRING:
+            return self.string()
+        if t == ARRAY:
+            (et,) = struct.unpack("<I", self.take(4))
+            (n,) = struct.unpack("<Q", self.take(8))
+            if et in SCALARS and et != 7:
+                dt = np.dtype(SCALARS[et])
+                return ("array", et, np.frombuffer(self.take(n * dt.itemsize), dtype=dt).tolist())
+            return ("array", et, [self.value(et) for _ in range(n)])
+        return self.scalar(t)
+
+
+def read_gguf(path):
+    """-> (version, {key: (type, value)}, [tensor dicts], alignment) ; data as raw bytes."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    r = Reader(blob)
+    assert r.take(4) == b"GGUF", "bad magic"
+    version, n_tensors, n_kv = struct.unpack("<IQQ", r.take(20))
+    kv = {}
+    for _ in range(n_kv):
+        key = r.string()
+        (t,) = struct.unpack("<I", r.take(4))
+        kv[key] = (t, r.value(t))
+    align = kv.get("general.alignment", (4, 32))[1]
+    infos = []
+    for _ in range(n_tensors):
+        name = r.string()
+        (nd,) = struct.unpack("<I", r.take(4))
+        ne = list(struct.unpack("<%dQ" % nd, r.take(8 * nd)))
+        t, off = struct.unpack("<IQ", r.take(12))
+        infos.append({"name": name, "ne": ne, "type": t, "offset": off})
+    data_start = (r.p + align - 1) // align * align
+    for ti in infos:
+        kind, block, bb = GGML[ti["type"]]
+        n = int(np.prod(ti["ne"]))
+        assert ti["ne"][0] % block == 0
+        nbytes = n // block * bb
+        start = data_start + ti["offset"]
+        assert ti["offset"] % align == 0, ti["name"]
+        assert start + nbytes <= len(blob), ti["name"] + " past end of file"
+        ti["kind"], ti["data"] = kind, blob[start:start + nbytes]
+        ti["shape"] = list(reversed(ti["ne"]))
+    return version, kv, infos, align
+
+
+def f16(raw):
+    return np.frombuffer(raw, dtype="<f2").astype(np.float32)
+
+
+def dequant(kind, raw, n):
+    """Block formats -> float32 (flat), from the format descriptions."""
+    if kind == "Q8_0":
+        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 34)
+        d = f16(b[:, :2].tobytes())
+        q = b[:, 2:].view(np.int8).astype(np.float32)
+        return (d[:, None] * q).reshape(-1), np.repeat(np.abs(d), 32)
+    if kind == "Q4_0":
+        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 18)
+        d = f16(b[:, :2].tobytes())
+        qs = b[:, 2:]
+        q = np.concatenate([qs & 0xF, qs >> 4], axis=1).astype(np.float32) - 8  # j, j + 16
+        return (d[:, None] * q).reshape(-1), np.repeat(np.abs(d), 32)
+    if kind == "Q4_K":
+        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 144)
+        d, dmin = f16(b[:, 0:2].tobytes()), f16(b[:, 2:4].tobytes())
+        sc, qs = b[:, 4:16].astype(np.int32), b[:, 16:]
+        scale, mn = np.zeros((len(b), 8)), np.zeros((len(b), 8))
+        for j in range(8):  # 6-bit scale and min of sub-block j
+            if j < 4:
+                scale[:, j], mn[:, j] = sc[:, j] & 63, sc[:, j + 4] & 63
+            else:
+                scale[:, j] = (sc[:, j + 4] & 0xF) | ((sc[:, j - 4] >> 6) << 4)
+                mn[:, j] = (sc[:, j + 4] >> 4) | ((sc[:, j] >> 6) << 4)
+        out = np.zeros((len(b), 256), dtype=np.float32)
+        err = np.zeros((len(b), 256), dtype=np.float32)
+        for g in range(4):
+            grp = qs[:, 32 * g:32 * g + 32]
+            for half, nib in ((0, grp & 0xF), (1, grp >> 4)):
+                j = 2 * g + half
+                ds = d * scale[:, j]
+                out[:, 32 * j:32 * j + 32] = ds[:, None] * nib - (dmin * mn[:, j])[:, None]
+                err[:, 32 * j:32 * j + 32] = np.abs(ds)[:, None]
+        return out.reshape(-1), err.reshape(-1)
+    raise ValueError(kind)
+
+
+HF_TO_GGUF = {
+    "model.embed_tokens.weight": "token_embd.weight",
+    "model.norm.weight": "output_norm.weight",
+    "lm_head.weight": "output.weight",
+}
+LAYER = {
+    "input_layernorm.weight": "attn_norm.weight", "post_attention_layernorm.weight": "ffn_norm.weight",
+    "self_attn.q_proj.weight": "attn_q.weight", "self_attn.q_proj.bias": "attn_q.bias",
+    "self_attn.k_proj.weight": "attn_k.weight", "self_attn.k_proj.bias": "attn_k.bias",
+    "self_attn.v_proj.weight": "attn_v.weight", "self_attn.v_proj.bias": "attn_v.bias",
+    "self_attn.o_proj.weight": "attn_output.weight", "mlp.gate_proj.weight": "ffn_gate.weight",
+    "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight",
+}
+FILE_TYPE = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 7, "q4_k": 14, "q6_k": 18, "bf16": 32}
+BLOCK = {"f32": 1, "f16": 1, "bf16": 1, "q8_0": 32, "q4_0": 32, "q4_k": 256, "q6_k": 256}
+
+
+def gguf_name(hf):
+    if hf in HF_TO_GGUF:
+        return HF_TO_GGUF[hf]
+    parts = hf.split(".")
+    assert parts[:2] == ["model", "layers"], hf
+    return "blk.%s.%s" % (parts[2], LAYER[".".join(parts[3:])])
+
+
+def check(gguf, model_dir, type_name):
+    errors = []
+
+    def expect(cond, what):
+        if not cond:
+            errors.append(what)
+
+    version, kv, tensors, align = read_gguf(gguf)
+    cfg = json.load(open(os.path.join(model_dir, "config.json")))
+    expect(version == 3, "version %d" % version)
+    expect(align == 32, "alignment %d" % align)
+
+    def val(key, typ=None):
+        if key not in kv:
+            errors.append("missing key " + key)
+            return None
+        t, v = kv[key]
+        if typ is not None and t != typ:
+            errors.append("%s has type %d, expected %d" % (key, t, typ))
+        return v
+
+    U32, F32 = 4, 6
+    expect(val("general.architecture", STRING) == "qwen2", "general.architecture")
+    expect(val("general.file_type", U32) == FILE_TYPE[type_name], "general.file_type")
+    expect(val("general.quantization_version", U32) == 2, "general.quantization_version")
+    for key, hf in (("block_count", "num_hidden_layers"), ("context_length", "max_position_embeddings"),
+                    ("embedding_length", "hidden_size"), ("feed_forward_length", "intermediate_size"),
+                    ("attention.head_count", "num_attention_heads"),
+                    ("attention.head_count_kv", "num_key_value_heads")):
+        expect(val("qwen2." + key, U32) == cfg[hf], "qwen2." + key)
+    expect(val("qwen2.rope.freq_base", F32) == float(np.float32(cfg["rope_theta"])), "freq_base")
+    expect(val("qwen2.attention.layer_norm_rms_epsilon", F32) == float(np.float32(cfg["rms_norm_eps"])),
+           "layer_norm_rms_epsilon")
+
+    # Tokenizer, as llama.cpp's converter writes it for Qwen2.
+    tok = json.load(open(os.path.join(model_dir, "tokenizer.json"), encoding="utf-8"))
+    tcfg = json.load(open(os.path.join(model_dir, "tokenizer_config.json"), encoding="utf-8"))
+    V = cfg["vocab_size"]
+    want_tokens = ["[PAD%d]" % i for i in range(V)]
+    want_types = [5] * V
+    for t, i in tok["model"]["vocab"].items():
+        want_tokens[i], want_types[i] = t, 1
+    for a in tok["added_tokens"]:
+        want_tokens[a["id"]], want_types[a["id"]] = a["content"], 3 if a["special"] else 4
+    expect(val("tokenizer.ggml.model", STRING) == "gpt2", "tokenizer.ggml.model")
+    expect(val("tokenizer.ggml.pre", STRING) == "qwen2", "tokenizer.ggml.pre")
+    tokens = val("tokenizer.ggml.tokens", ARRAY)
+    expect(tokens is not None and tokens[1] == STRING and tokens[2] == want_tokens, "tokens")
+    types = val("tokenizer.ggml.token_type", ARRAY)
+    expect(types is not None and types[1] == 5 and types[2] == want_types, "token_type")
+    merges = val("tokenizer.ggml.merges", ARRAY)
+    want_merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
+    expect(merges is not None and merges[2] == want_merges, "merges")
+    ids = {t: i for i, t in enumerate(want_tokens)}
+    expect(val("tokenizer.ggml.eos_token_id", U32) == ids[tcfg["eos_token"]], "eos_token_id")
+    expect(val("tokenizer.ggml.padding_token_id", U32) == ids[tcfg["pad_token"]], "padding_token_id")
+    expect(val("tokenizer.ggml.bos_token_id", U32) == cfg["bos_token_id"], "bos_token_id")
+    expect(val("tokenizer.ggml.add_bos_token", 7) is False, "add_bos_token")
+    expect(val("tokenizer.chat_template", STRING) == tcfg["chat_template"], "chat_template")
+
+    # Tensors.
+    src = read_safetensors(os.path.join(model_dir, "model.safetensors"))
+    from qwen2_ref import tensor_dtypes
+    src_dtypes = tensor_dtypes(os.path.join(model_dir, "model.safetensors"))
+    want_names = {gguf_name(n): n for n in src if n != "lm_head.weight" or not cfg["tie_word_embeddings"]}
+    got = {t["name"]: t for t in tensors}
+    expect(set(got) == set(want_names), "tensor names differ: %s" % sorted(set(got) ^ set(want_names)))
+    worst = {}
+    for name, hf in sorted(want_names.items()):
+        t = got.get(name)
+        if t is None:
+            continue
+        x = src[hf].astype(np.float32)  # the source values (exact: F32/BF16/F16 fit in float32)
+        expect(t["shape"] == list(x.shape), "%s shape %s vs %s" % (name, t["shape"], list(x.shape)))
+        kind = t["kind"]
+        if x.ndim == 1:
+            expect(kind == "F32", "%s is %s, expected F32" % (name, kind))
+        else:
+            want = type_name.upper()
+            if x.shape[1] % BLOCK[type_name]:
+                want = "Q8_0" if x.shape[1] % 32 == 0 else "F16"
+            expect(kind == want, "%s is %s, expected %s" % (name, kind, want))
+        flat = x.reshape(-1)
+        if kind == "F32":
+            expect(t["data"] == flat.astype("<f4").tobytes(), name + " F32 data")
+        elif kind == "F16":
+            expect(t["data"] == flat.astype("<f2").tobytes(), name + " F16 data")
+        elif kind == "BF16":
+            same = src_dtypes[hf] == "BF16"  # a BF16 source is copied as is
+            expect(t["data"] == to_bf16_bits(flat).astype("<u2").tobytes(), name + " BF16 data")
+            expect(same or src_dtypes[hf] in ("F32", "F16"), name)
+        else:
+            deq, step = dequant(kind, t["data"], flat.size)
+            # Round to nearest: within half a step, plus the f16 rounding of the scales.
+            bound = {"Q8_0": 0.6, "Q4_0": 1.1, "Q4_K": 1.1}[kind] * step + 1e-6 * np.abs(flat).max()
+            if kind == "Q4_K":  # mins are quantized too: allow their step as well
+                bound = bound + np.abs(flat).max() / 63 * 0.6
+            err = np.abs(deq - flat)
+            worst[kind] = max(worst.get(kind, 0.0), float((err / np.maximum(bound, 1e-30)).max()))
+            expect(bool((err <= bound).all()), "%s %s: error %.3g above bound" % (name, kind, err.max()))
+            rel = np.linalg.norm(deq - flat) / np.linalg.norm(flat)
+            expect(rel < {"Q8_0": 0.01, "Q4_0": 0.2, "Q4_K": 0.15}[kind], "%s relative error %.3g" % (name, rel))
+    print("gguf_ref: %s: %d tensors, %d keys checked%s" % (
+        gguf, len(tensors), len(kv), "".join(", %s error/bound %.2f" % kv_ for kv_ in worst.items())))
+    return errors
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gguf", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--type", required=True, choices=sorted(FILE_TYPE))
+    a = ap.parse_args(argv)
+    errors = check(a.gguf, a.model, a.type)
+    for e in errors:
+        print("FAIL", e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
