@@ -16,6 +16,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
 import gguf_ref  # noqa: E402
+from st_write import random_model, write_model  # noqa: E402
 
 failures = []
 
@@ -97,6 +98,43 @@ def main():
                 jw, jg = json.loads(want_out), json.loads(got_out)
                 ok(jw["input_tokens"] == jg["input_tokens"] and jw["prompt"] == jg["prompt"],
                    "next %s chat: same prompt and tokens from the GGUF metadata" % src)
+
+    # Rows of 256 and 512 (whole K-quant blocks), two shards, untied, no tokenizer: every block
+    # type really used, checked by the numpy dequantizers; quantized GGUFs run when the build's
+    # matmul supports them, with logits close to the BF16 directory's.
+    wide = os.path.join(tmp, "wide")
+    w, cfg = random_model(np.random.default_rng(5), hidden=256, inter=512, layers=2, heads=4, kv=2,
+                          vocab=384, tied=False, scale=0.05)
+    cfg["max_position_embeddings"] = 128
+    write_model(wide, w, cfg, dtype="BF16", shards=2)
+    want, _ = logits(wide, tmp, "wide-dir", ["--tokens", "1,2,3,4,5"])
+    for t in ("bf16", "q8_0", "q4_0", "q4_k", "q6_k"):
+        out = os.path.join(tmp, "wide-%s.gguf" % t)
+        r = run(["quantize", "--model", wide, "--type", t, "--out", out])
+        if r.returncode != 0 and "not available in this build" in r.stderr:
+            print("skip wide %s: quantization kernels not in this build" % t)
+            continue
+        ok(r.returncode == 0 and "written as" not in r.stdout and "no tokenizer.json" in r.stdout,
+           "quantize wide -> %s (no fallbacks, no tokenizer)" % t, r.stdout + r.stderr)
+        if r.returncode != 0:
+            continue
+        errors = gguf_ref.check(out, wide, t)
+        for e in errors:
+            print("   ", e)
+        ok(not errors, "gguf_ref wide -> %s" % t)
+        got_path = os.path.join(tmp, "wide-%s.npy" % t)
+        r = run(["next", "--model", out, "--tokens", "1,2,3,4,5", "--dump-logits", got_path])
+        if r.returncode != 0:
+            ok("unsupported" in r.stderr.lower() or "not supported" in r.stderr.lower(),
+               "next wide %s: fails only for lack of a kernel" % t, r.stderr[:300])
+            continue
+        got = np.load(got_path)
+        if t == "bf16":
+            ok(float(np.abs(got - want).max()) == 0.0, "next wide bf16: logits == directory")
+        else:
+            corr = float(np.corrcoef(got.ravel(), want.ravel())[0, 1])
+            ok(corr > {"q8_0": 0.999, "q6_k": 0.995}.get(t, 0.9),
+               "next wide %s: logits correlate with BF16 (r = %.5f)" % (t, corr))
 
     # Bad input.
     q = os.path.join(tmp, "q.gguf")
