@@ -4,8 +4,10 @@
 // and the model-backed logits source are shared with `chat` (generation_cli.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -13,11 +15,13 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/generation_cli.h"
+#include "app/lab_common.h"
 #include "app/prompt.h"
 #include "core/error.h"
 #include "decode/generate.h"
 #include "decode/trace_json.h"
 #include "decode/trace_text.h"
+#include "inspect/svg.h"
 #include "model/model.h"
 
 namespace ls::app {
@@ -30,7 +34,36 @@ struct GenerateCli {
   GenerationFlags flags;
   int trace = 0;
   bool json = false;
+  std::string dump_logits;  // per-step raw logits of sequence 0, for `replay`
+  std::string svg;          // entropy and chosen probability over the steps
 };
+
+// The --svg chart of a generation: entropy before/after the chain and the chosen token's
+// probability per step; each point's tooltip lists the top raw alternatives.
+void write_generation_svg(const std::string& path, const std::vector<decode::StepTrace>& steps,
+                          const LoadedModel& lm) {
+  inspect::SvgSeries h_raw{"entropy raw (nats)", {}, "#4878d0", false, {}};
+  inspect::SvgSeries h_final{"entropy final (nats)", {}, "#6acc64", false, {}};
+  inspect::SvgSeries p_chosen{"chosen prob (final)", {}, "#d65f5f", true, {}};
+  inspect::SvgSeries p_raw{"chosen prob (raw)", {}, "#ee854a", true, {}};
+  std::vector<std::string> labels;
+  for (const auto& s : steps) {
+    if (s.sequence != 0 || s.chosen < 0) continue;
+    std::string alts;
+    for (const auto& t : s.raw_top)
+      alts += fmt::format("{} {:.1f}%; ", token_label(lm, t.id), 100 * t.prob);
+    h_raw.y.push_back(s.entropy_before);
+    h_final.y.push_back(s.entropy_after);
+    p_chosen.y.push_back(s.chosen_prob);
+    p_raw.y.push_back(s.chosen_raw_prob);
+    for (auto* se : {&h_raw, &h_final, &p_chosen, &p_raw}) se->notes.push_back("top: " + alts);
+    labels.push_back(token_label(lm, s.chosen, 10));
+  }
+  inspect::write_svg_file(
+      path, inspect::line_chart_svg(
+                "generation: entropy and chosen-token probability per step", "step (chosen token)",
+                labels, {h_raw, h_final, p_chosen, p_raw}, {}, "entropy (nats)", "probability"));
+}
 
 void print_json(const nlohmann::json& j) {
   fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -58,7 +91,13 @@ void run_generate(GenerateCli& o) {
   decode::GenerationConfig config = generation_config_from(o.flags, lm);
   const std::vector<std::int32_t> ids = prompt_tokens(o.prompt, lm);
   ThreadPool pool(o.model.threads);
-  SessionSource source(*lm.model, pool);
+  SessionSource session_source(*lm.model, pool);
+  RecordingSource recorder(session_source);
+  decode::LogitsSource& source = o.dump_logits.empty()
+                                     ? static_cast<decode::LogitsSource&>(session_source)
+                                     : static_cast<decode::LogitsSource&>(recorder);
+  if (!o.dump_logits.empty() && config.num_beams > 1)
+    fail("--dump-logits records one sequence step by step; it needs --num-beams 1");
 
   decode::GenerateOptions go;
   if (lm.tokenizer) go.token_bytes = [&](std::int32_t id) { return token_bytes(lm, id); };
@@ -71,6 +110,8 @@ void run_generate(GenerateCli& o) {
       nlohmann::json header = h;
       header["model"] = lm.model->path();
       header["prompt_token_ids"] = ids;
+      if (!o.dump_logits.empty())
+        header["logits_file"] = std::filesystem::absolute(o.dump_logits).string();
       if (!o.prompt.rendered.empty()) header["prompt"] = o.prompt.rendered;
       print_json(header);
     };
@@ -93,11 +134,27 @@ void run_generate(GenerateCli& o) {
       std::fflush(stdout);
     };
   }
+  std::vector<decode::StepTrace> svg_steps;
+  if (!o.svg.empty()) {
+    auto shown = go.on_step;
+    go.on_step = [&svg_steps, shown](const decode::StepTrace& s) {
+      if (shown) shown(s);
+      svg_steps.push_back(s);
+    };
+  }
   const auto start = std::chrono::steady_clock::now();
   const decode::GenerationRun run = decode::generate(source, ids, config, go);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
+  if (!o.dump_logits.empty()) {
+    // One row per generated token of sequence 0 (the loop feeds no row after the last one).
+    const auto V = static_cast<std::size_t>(source.vocab_size());
+    std::vector<float> rows = recorder.rows();
+    rows.resize(std::min(rows.size(), run.sequences.front().tokens.size() * V));
+    write_rows_npy(o.dump_logits, rows, static_cast<std::int64_t>(V));
+  }
+  if (!o.svg.empty()) write_generation_svg(o.svg, svg_steps, lm);
   std::size_t total_tokens = 0;
   for (const auto& r : run.sequences) total_tokens += r.tokens.size();
   if (o.json) {
@@ -152,6 +209,12 @@ void add_generate_command(CLI::App& app) {
       ->expected(0, 1)
       ->default_str("5");
   cmd->add_flag("--json", o->json, "Write JSON Lines (header, one object per step, results)");
+  cmd->add_option("--dump-logits", o->dump_logits,
+                  "Write each step's raw logits to FILE.npy ([steps, vocab] float32; the --json "
+                  "header names it as logits_file, for `logitscope replay`)");
+  cmd->add_option("--svg", o->svg,
+                  "Write entropy and chosen-token probability per step (top alternatives in "
+                  "tooltips) to FILE.svg");
   cmd->callback([o] { run_generate(*o); });
 }
 

@@ -16,6 +16,11 @@ void add_chat_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
+void add_seeds_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_replay_command(CLI::App& app);
 
 // A command that wants a specific non-zero exit status (e.g. a failed eval) sets this.
 inline int exit_status = 0;

@@ -1,6 +1,8 @@
 // Decoding flags and the Session-backed logits source (see generation_cli.h).
 #include "app/generation_cli.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "decode/words.h"
 #if __has_include("tokenizer/tokenizer.h")
@@ -53,15 +55,27 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
                "Ignore the model's generation_config.json (start from transformers' defaults)");
 }
 
-decode::GenerationConfig generation_config_from(const GenerationFlags& f, const LoadedModel& lm) {
+decode::GenerationConfig generation_config_from(const GenerationFlags& f, const LoadedModel& lm,
+                                                const std::vector<std::string>& skip) {
   decode::GenerationConfig config;
   if (!f.no_generation_config && !lm.model->generation_config().empty()) {
     decode::apply_generation_json(config, lm.model->generation_config(),
                                   lm.model->path() + "/generation_config.json");
   }
+  if ((!f.ban_words.empty() || !f.bias_words.empty()) && !lm.tokenizer) {
+    fail("--ban-word/--logit-bias-word need a tokenizer.json in {}", lm.model->path());
+  }
+  apply_generation_flags(config, f, lm.tokenizer.get(), skip);
+  decode::validate(config);
+  return config;
+}
+
+void apply_generation_flags(decode::GenerationConfig& config, const GenerationFlags& f,
+                            const Tokenizer* tokenizer, const std::vector<std::string>& skip) {
   for (const auto& field : decode::generation_fields()) {
     const std::string name(field.name);
     if (f.options.at(name)->count() == 0) continue;
+    if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
     if (field.repeatable) {
       for (const auto& v : f.repeated.at(name)) {
         decode::set_from_flag(config, name, name == "stop_strings" ? unescape(v) : v);
@@ -73,20 +87,24 @@ decode::GenerationConfig generation_config_from(const GenerationFlags& f, const 
   }
   if (!f.ban_words.empty() || !f.bias_words.empty()) {
 #ifdef LS_HAVE_TOKENIZER
-    if (!lm.tokenizer) {
-      fail("--ban-word/--logit-bias-word need a tokenizer.json in {}", lm.model->path());
-    }
+    if (!tokenizer) fail("--ban-word/--logit-bias-word need a tokenizer (give --model)");
     const decode::EncodeFn encode = [&](std::string_view text) {
-      return lm.tokenizer->encode(text, /*split_special=*/true);
+      return tokenizer->encode(text, /*split_special=*/true);
     };
     for (const auto& w : f.ban_words) decode::add_banned_word(config, w, encode);
     for (const auto& w : f.bias_words) decode::add_word_bias(config, w, encode);
 #else
+    (void)tokenizer;
     fail("--ban-word/--logit-bias-word are not available in this build (no tokenizer)");
 #endif
   }
-  decode::validate(config);
-  return config;
+}
+
+std::string flag_text(const GenerationFlags& f, const std::string& field) {
+  const auto it = f.options.find(field);
+  if (it == f.options.end() || it->second->count() == 0) return "";
+  const auto v = f.single.find(field);
+  return v == f.single.end() ? "" : v->second;
 }
 
 std::int32_t SessionSource::vocab_size() const {
@@ -110,6 +128,17 @@ Session& SessionSource::session(int seq) {
   auto& s = sessions_[seq];
   if (!s) s = std::make_unique<Session>(model_, pool_);
   return *s;
+}
+
+std::span<const float> RecordingSource::feed(int seq, std::span<const std::int32_t> tokens) {
+  const std::span<const float> scores = inner_.feed(seq, tokens);
+  if (seq == 0 && resets_ <= 1) rows_.insert(rows_.end(), scores.begin(), scores.end());
+  return scores;
+}
+
+void RecordingSource::reset(int seq) {
+  if (seq == 0) ++resets_;
+  inner_.reset(seq);
 }
 
 }  // namespace ls::app

@@ -27,8 +27,16 @@ struct GenerationFlags {
 };
 
 void add_generation_flags(CLI::App& cmd, GenerationFlags& f);
-// Defaults, then the model's generation_config.json, then the flags; validated.
-decode::GenerationConfig generation_config_from(const GenerationFlags& f, const LoadedModel& lm);
+// Defaults, then the model's generation_config.json, then the flags; validated. Fields named in
+// `skip` are left to the caller (sweep reads --temperature etc. as comma-separated lists).
+decode::GenerationConfig generation_config_from(const GenerationFlags& f, const LoadedModel& lm,
+                                                const std::vector<std::string>& skip = {});
+// The flags over an existing config (replay starts from the settings a trace recorded);
+// `tokenizer` may be null, then --ban-word/--logit-bias-word are an error. Not validated.
+void apply_generation_flags(decode::GenerationConfig& config, const GenerationFlags& f,
+                            const Tokenizer* tokenizer, const std::vector<std::string>& skip = {});
+// The raw text given to a single-valued flag (e.g. "0.2,0.7" for --temperature), "" if unset.
+std::string flag_text(const GenerationFlags& f, const std::string& field);
 
 // One model Session per sequence id; fork copies a session (its tokens and KV cache).
 class SessionSource final : public decode::LogitsSource {
@@ -44,6 +52,24 @@ class SessionSource final : public decode::LogitsSource {
   const Model& model_;
   ThreadPool& pool_;
   std::map<int, std::unique_ptr<Session>> sessions_;
+};
+
+// Wraps a source and keeps a copy of every score row sequence 0 returns, until sequence 0 is
+// reset a second time (the first returned sequence only): the per-step raw logits that
+// `generate --dump-logits` writes and `replay` re-scores.
+class RecordingSource final : public decode::LogitsSource {
+ public:
+  explicit RecordingSource(decode::LogitsSource& inner) : inner_(inner) {}
+  std::int32_t vocab_size() const override { return inner_.vocab_size(); }
+  std::span<const float> feed(int seq, std::span<const std::int32_t> tokens) override;
+  void fork(int from_seq, int to_seq) override { inner_.fork(from_seq, to_seq); }
+  void reset(int seq) override;
+  const std::vector<float>& rows() const { return rows_; }
+
+ private:
+  decode::LogitsSource& inner_;
+  std::vector<float> rows_;
+  int resets_ = 0;
 };
 
 }  // namespace ls::app

@@ -19,6 +19,11 @@ int main(int argc, char** argv) {
   ls::app::add_tokenize_command(app);
   ls::app::add_template_command(app);
   ls::app::add_quantize_command(app);
+  ls::app::add_sweep_command(app);
+  ls::app::add_compare_command(app);
+  ls::app::add_seeds_command(app);
+  ls::app::add_eval_command(app);
+  ls::app::add_replay_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

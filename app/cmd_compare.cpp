@@ -1,0 +1,216 @@
+// `logitscope compare`: two models on the same prompts (e.g. BF16 vs a quantized copy). For each
+// prompt, and with --steps N along A's greedy continuation fed to both, it reports top-1
+// agreement, KL(A||B), the flips with both tokens and A's margin between them, and a summary
+// relating flips to A's small top-1/top-2 margins. --svg draws KL per position, flips marked.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <memory>
+
+#include "app/commands.h"
+#include "app/lab_common.h"
+#include "core/error.h"
+#include "decode/choose.h"
+#include "inspect/compare.h"
+#include "inspect/svg.h"
+
+namespace ls::app {
+
+namespace {
+
+struct CompareCli {
+  ModelOptions model;
+  std::string model_b;
+  std::string prompts;
+  bool chat = false;
+  std::string system;
+  int steps = 1;
+  bool json = false;
+  std::string svg;
+  std::string dump_logits;
+};
+
+std::vector<std::string> read_prompts(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("--prompts {}: cannot open the file", path);
+  std::vector<std::string> prompts;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos || line[0] == '#') continue;
+    prompts.push_back(line);
+  }
+  if (prompts.empty()) fail("--prompts {}: no prompts (one per line; # starts a comment)", path);
+  return prompts;
+}
+
+void run_compare(CompareCli& o) {
+  if (o.steps < 1) fail("--steps must be at least 1, got {}", o.steps);
+  const std::vector<std::string> prompts = read_prompts(o.prompts);
+  LoadedModel a = load_model(o.model);
+  std::unique_ptr<Model> b = Model::load(o.model_b);
+  const auto V = static_cast<std::size_t>(a.model->config().vocab_size);
+  if (b->config().vocab_size != a.model->config().vocab_size)
+    fail(
+        "--model-b {}: vocab_size {} differs from --model {} ({}); compare needs the same "
+        "vocabulary",
+        o.model_b, b->config().vocab_size, o.model.model, V);
+  ThreadPool pool(o.model.threads);
+  std::vector<inspect::PositionComparison> positions;
+  std::vector<std::vector<std::int32_t>> continuations;
+  std::vector<float> rows_a, rows_b;
+  for (std::size_t p = 0; p < prompts.size(); ++p) {
+    PromptOptions po;
+    po.prompt = prompts[p];
+    po.chat = o.chat;
+    po.system = o.system;
+    const std::vector<std::int32_t> ids = prompt_tokens(po, a);
+    Session sa(*a.model, pool), sb(*b, pool);
+    std::span<const float> la = sa.feed(ids);
+    std::vector<std::int32_t> cont;
+    std::span<const float> lb = sb.feed(ids);
+    for (int step = 0; step < o.steps; ++step) {
+      // A's span stays valid while B runs: they are different sessions.
+      inspect::PositionComparison c = inspect::compare_position(la, lb);
+      c.prompt = static_cast<int>(p);
+      c.step = step;
+      positions.push_back(c);
+      if (!o.dump_logits.empty()) {
+        rows_a.insert(rows_a.end(), la.begin(), la.end());
+        rows_b.insert(rows_b.end(), lb.begin(), lb.end());
+      }
+      const std::int32_t next = c.top_a;  // A's greedy continuation, shared by both
+      cont.push_back(next);
+      if (step + 1 == o.steps) break;
+      if (static_cast<std::int64_t>(ids.size() + cont.size()) >=
+          a.model->config().max_position_embeddings)
+        break;
+      la = sa.feed(std::span<const std::int32_t>(&cont.back(), 1));
+      lb = sb.feed(std::span<const std::int32_t>(&cont.back(), 1));
+    }
+    continuations.push_back(std::move(cont));
+  }
+  const inspect::ComparisonSummary s = inspect::summarize(positions);
+  if (!o.dump_logits.empty()) {
+    write_rows_npy(o.dump_logits + ".a.npy", rows_a, static_cast<std::int64_t>(V));
+    write_rows_npy(o.dump_logits + ".b.npy", rows_b, static_cast<std::int64_t>(V));
+  }
+  if (!o.svg.empty()) {
+    inspect::SvgSeries kl{"KL(A||B)", {}, "#4878d0", false, {}};
+    std::vector<std::string> labels;
+    std::vector<inspect::SvgMark> marks;
+    for (std::size_t i = 0; i < positions.size(); ++i) {
+      const auto& c = positions[i];
+      kl.y.push_back(c.kl);
+      kl.notes.push_back(
+          fmt::format("A {} B {}", token_label(a, c.top_a), token_label(a, c.top_b)));
+      labels.push_back(fmt::format("p{} s{}", c.prompt, c.step));
+      if (!c.agree)
+        marks.push_back({i, fmt::format("flip at prompt {} step {}: A {} / B {}, A margin {:.3f}",
+                                        c.prompt, c.step, token_label(a, c.top_a),
+                                        token_label(a, c.top_b), c.flip_margin)});
+    }
+    inspect::write_svg_file(
+        o.svg, inspect::line_chart_svg(
+                   fmt::format("compare: KL(A||B) per position, flips marked (agreement {:.1f}%)",
+                               100 * s.agreement_rate),
+                   "prompt / step", labels, {kl}, marks, "KL (nats)", ""));
+  }
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["model_a"] = a.model->path();
+    j["model_b"] = b->path();
+    j["positions"] = nlohmann::ordered_json::array();
+    for (const auto& c : positions)
+      j["positions"].push_back({{"prompt", c.prompt},
+                                {"step", c.step},
+                                {"top_a", c.top_a},
+                                {"top_a_text", token_text(a, c.top_a)},
+                                {"top_b", c.top_b},
+                                {"top_b_text", token_text(a, c.top_b)},
+                                {"agree", c.agree},
+                                {"kl", c.kl},
+                                {"prob_a", c.prob_a},
+                                {"prob_b", c.prob_b},
+                                {"margin_a", c.margin_a},
+                                {"flip_margin", c.flip_margin}});
+    j["continuations"] = continuations;
+    nlohmann::ordered_json sj;
+    sj["positions"] = s.positions;
+    sj["agreements"] = s.agreements;
+    sj["agreement_rate"] = s.agreement_rate;
+    sj["mean_kl"] = s.mean_kl;
+    sj["max_kl"] = s.max_kl;
+    sj["max_kl_position"] = s.max_kl_position;
+    sj["flips"] = s.flips;
+    sj["mean_margin_flips"] = s.mean_margin_flips;
+    sj["mean_margin_agree"] = s.mean_margin_agree;
+    sj["margin_buckets"] = nlohmann::ordered_json::array();
+    for (const auto& bk : s.buckets)
+      sj["margin_buckets"].push_back(
+          {{"lo", bk.lo},
+           {"hi", std::isfinite(bk.hi) ? nlohmann::ordered_json(bk.hi) : nlohmann::ordered_json()},
+           {"positions", bk.positions},
+           {"flips", bk.flips}});
+    j["summary"] = sj;
+    if (!o.dump_logits.empty())
+      j["logits_files"] = {o.dump_logits + ".a.npy", o.dump_logits + ".b.npy"};
+    print_json_line(j);
+    return;
+  }
+  fmt::print(
+      "A {}\nB {}\n{} prompt{} x up to {} step{} (A's greedy continuation) = {} positions\n\n",
+      a.model->path(), b->path(), prompts.size(), prompts.size() == 1 ? "" : "s", o.steps,
+      o.steps == 1 ? "" : "s", positions.size());
+  fmt::print("{:>6} {:>4}  {:<28} {:<28} {:>9}  {:>8}  {}\n", "prompt", "step", "A top-1 (prob)",
+             "B top-1 (prob)", "KL(A||B)", "A gap", "");
+  for (const auto& c : positions) {
+    fmt::print(
+        "{:>6} {:>4}  {:<28} {:<28} {:>9.5f}  {:>8.4f}  {}\n", c.prompt, c.step,
+        fmt::format("{} {:.1f}%", token_cell(a, c.top_a), 100 * c.prob_a),
+        fmt::format("{} {:.1f}%", token_cell(a, c.top_b), 100 * c.prob_b), c.kl, c.margin_a,
+        c.agree ? "" : fmt::format("FLIP (A prefers its token by {:.4f} logits)", c.flip_margin));
+  }
+  fmt::print("\nagreement  {}/{} = {:.1f}%   flips {}\n", s.agreements, s.positions,
+             100 * s.agreement_rate, s.flips);
+  if (s.max_kl_position >= 0) {
+    const auto& m = positions[static_cast<std::size_t>(s.max_kl_position)];
+    fmt::print("KL(A||B)   mean {:.6f}   max {:.6f} (prompt {} step {})\n", s.mean_kl, s.max_kl,
+               m.prompt, m.step);
+  }
+  fmt::print("A gap = A's top-1 minus top-2 logit; flips by gap:\n");
+  for (const auto& bk : s.buckets) {
+    if (bk.positions == 0) continue;
+    fmt::print("  gap [{:g}, {:g}): {:>4} positions, {:>3} flips ({:.1f}%)\n", bk.lo, bk.hi,
+               bk.positions, bk.flips, 100.0 * bk.flips / bk.positions);
+  }
+  if (s.flips > 0)
+    fmt::print("mean A gap at flips {:.4f} vs at agreements {:.4f}\n", s.mean_margin_flips,
+               s.mean_margin_agree);
+  if (!o.svg.empty()) fmt::print("wrote {}\n", o.svg);
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto o = std::make_shared<CompareCli>();
+  auto* cmd = app.add_subcommand(
+      "compare", "Compare two models on a prompt set: top-1 agreement, KL(A||B), flips by margin");
+  add_model_options(*cmd, o->model);
+  cmd->add_option("--model-b", o->model_b, "The model to compare with (B)")->required();
+  cmd->add_option("--prompts", o->prompts, "Prompts, one per line (# starts a comment)")
+      ->required();
+  cmd->add_flag("--chat", o->chat, "Wrap each prompt as a user message (chat template of A)");
+  cmd->add_option("--system", o->system, "System message (with --chat)");
+  cmd->add_option("--steps", o->steps, "Positions per prompt along A's greedy continuation")
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object instead of tables");
+  cmd->add_option("--svg", o->svg, "Write KL per position with flips marked to FILE.svg");
+  cmd->add_option("--dump-logits", o->dump_logits,
+                  "Write raw logits to PREFIX.a.npy and PREFIX.b.npy ([positions, vocab])");
+  cmd->callback([o] { run_compare(*o); });
+}
+
+}  // namespace ls::app

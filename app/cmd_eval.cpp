@@ -1,0 +1,159 @@
+// `logitscope eval`: run a golden set (JSON Lines of prompts with expected answers, see
+// src/inspect/eval.h) under fixed decoding settings and print a pass/fail table and the match
+// rate. Under --min-rate the command exits with status 3 (errors exit 1), so it can guard a CI.
+// Sampling without --seed uses seed 0, so that a run is repeatable.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "app/commands.h"
+#include "app/generation_cli.h"
+#include "app/lab_common.h"
+#include "core/error.h"
+#include "decode/generate.h"
+#include "decode/trace_json.h"
+#include "inspect/eval.h"
+
+namespace ls::app {
+
+namespace {
+
+constexpr int kBelowThreshold = 3;
+
+struct EvalCli {
+  ModelOptions model;
+  std::string golden;
+  GenerationFlags flags;
+  double min_rate = 1.0;
+  bool json = false;
+};
+
+std::string clip(const std::string& s, std::size_t n) {
+  const std::string p = printable(s);
+  if (p.size() <= n) return p;
+  std::size_t cut = n;
+  while (cut > 0 && (static_cast<unsigned char>(p[cut]) & 0xC0) == 0x80) --cut;
+  return p.substr(0, cut) + "…";
+}
+
+void run_eval(EvalCli& o) {
+  if (!(o.min_rate >= 0 && o.min_rate <= 1))
+    fail("--min-rate must be between 0 and 1, got {}", o.min_rate);
+  const std::vector<inspect::GoldenCase> cases = inspect::read_golden(o.golden);
+  LoadedModel lm = load_model(o.model);
+  const decode::GenerationConfig base = generation_config_from(o.flags, lm);
+  ThreadPool pool(o.model.threads);
+  SessionSource source(*lm.model, pool);
+  const auto text_of = [&](std::int32_t id) { return token_text(lm, id); };
+  struct Row {
+    const inspect::GoldenCase* c;
+    inspect::CaseResult r;
+    inspect::CaseOutput out;
+  };
+  std::vector<Row> rows;
+  int passed = 0;
+  for (const auto& c : cases) {
+    decode::GenerationConfig config = base;
+    if (decode::decode_mode(config) != decode::DecodeMode::greedy && !config.seed) config.seed = 0;
+    if (c.max_new_tokens) {
+      config.max_new_tokens = *c.max_new_tokens;
+    } else if (c.kind == inspect::ExpectKind::top1) {
+      config.max_new_tokens = c.step + 1;  // nothing after step k matters
+    }
+    if (c.max_new_tokens || c.kind == inspect::ExpectKind::top1)
+      config.sources["max_new_tokens"] = "golden file";
+    PromptOptions po;
+    po.prompt = c.prompt;
+    po.chat = c.chat;
+    po.system = c.system;
+    std::vector<std::int32_t> ids;
+    try {
+      ids = prompt_tokens(po, lm);
+    } catch (const Error& e) {
+      fail("{} line {}: {}", o.golden, c.line, e.what());
+    }
+    inspect::CaseOutput out;
+    decode::GenerateOptions go;
+    go.token_bytes = [&](std::int32_t id) { return token_bytes(lm, id); };
+    go.context_limit = static_cast<std::int32_t>(lm.model->config().max_position_embeddings);
+    go.trace_top_n = 1;
+    go.on_step = [&](const decode::StepTrace& s) {
+      if (s.sequence == 0 && !s.raw_top.empty()) out.raw_top1.push_back(s.raw_top.front().id);
+    };
+    const decode::GenerationRun run = decode::generate(source, ids, config, go);
+    out.text = run.sequences.front().text;
+    out.tokens = run.sequences.front().tokens;
+    inspect::CaseResult r = inspect::check_case(c, out, text_of);
+    passed += r.pass ? 1 : 0;
+    rows.push_back({&c, std::move(r), std::move(out)});
+  }
+  const double rate = static_cast<double>(passed) / static_cast<double>(cases.size());
+  const bool ok = rate >= o.min_rate;
+  if (!ok) exit_status = kBelowThreshold;
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["golden"] = o.golden;
+    j["model"] = lm.model->path();
+    j["cases"] = nlohmann::ordered_json::array();
+    for (const auto& row : rows) {
+      nlohmann::ordered_json cj;
+      cj["id"] = row.c->id;
+      cj["line"] = row.c->line;
+      cj["kind"] = inspect::to_string(row.c->kind);
+      if (row.c->expected_id)
+        cj["expected"] = *row.c->expected_id;
+      else
+        cj["expected"] = row.c->expected_text;
+      if (row.c->kind == inspect::ExpectKind::top1) cj["step"] = row.c->step;
+      cj["pass"] = row.r.pass;
+      cj["got"] = decode::sanitize_utf8(row.r.got);
+      cj["text"] = decode::sanitize_utf8(row.out.text);
+      cj["tokens"] = row.out.tokens;
+      cj["raw_top1"] = row.out.raw_top1;
+      j["cases"].push_back(std::move(cj));
+    }
+    j["passed"] = passed;
+    j["total"] = cases.size();
+    j["match_rate"] = rate;
+    j["min_rate"] = o.min_rate;
+    j["ok"] = ok;
+    print_json_line(j);
+    return;
+  }
+  fmt::print("{:>3}  {:<16} {:<9} {:<24} {:<32} {}\n", "#", "id", "kind", "expected", "got",
+             "result");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& c = *rows[i].c;
+    const std::string expected =
+        c.expected_id ? fmt::format("{}", *c.expected_id) : "\"" + clip(c.expected_text, 20) + "\"";
+    const std::string kind =
+        c.kind == inspect::ExpectKind::top1 ? fmt::format("top1@{}", c.step) : to_string(c.kind);
+    fmt::print("{:>3}  {:<16} {:<9} {:<24} {:<32} {}\n", i + 1, clip(c.id, 16), kind, expected,
+               c.kind == inspect::ExpectKind::top1 ? clip(rows[i].r.got, 30)
+                                                   : "\"" + clip(rows[i].r.got, 28) + "\"",
+               rows[i].r.pass ? "PASS" : "FAIL");
+  }
+  fmt::print("\nmatch rate {}/{} = {:.1f}%   threshold {:.1f}%   {}\n", passed, cases.size(),
+             100 * rate, 100 * o.min_rate, ok ? "OK" : "BELOW THRESHOLD (exit status 3)");
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto o = std::make_shared<EvalCli>();
+  auto* cmd = app.add_subcommand(
+      "eval", "Run a golden set (JSONL: prompt + exact/contains/top1) and report the match rate");
+  add_model_options(*cmd, o->model);
+  cmd->add_option("--golden", o->golden,
+                  "JSON Lines: {\"id\", \"prompt\", \"chat\", \"system\", one of \"exact\", "
+                  "\"contains\", \"top1\" (+ \"step\"), \"max_new_tokens\"}")
+      ->required();
+  add_generation_flags(*cmd, o->flags);
+  cmd->add_option("--min-rate", o->min_rate,
+                  "Exit with status 3 when the match rate is below this (0..1)")
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
+  cmd->callback([o] { run_eval(*o); });
+}
+
+}  // namespace ls::app

@@ -1,0 +1,136 @@
+// Trace reading and step re-scoring (see replay.h).
+#include "inspect/replay.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "decode/choose.h"
+#include "decode/distribution.h"
+#include "decode/order.h"
+#include "decode/rng.h"
+
+namespace ls::inspect {
+
+Recording read_trace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("--trace {}: cannot open the file", path);
+  Recording r;
+  r.path = path;
+  std::string text;
+  int line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      fail("{} line {}: not valid JSON ({})", path, line, e.what());
+    }
+    const std::string type = j.value("type", "");
+    if (type == "header") {
+      r.header = j;
+      const std::string mode = j.value("mode", "");
+      if (mode != "greedy" && mode != "sample")
+        fail("{} line {}: replay needs a greedy or sampled trace, this one is mode '{}'", path,
+             line, mode);
+      if (!j.contains("prompt_token_ids") || !j["prompt_token_ids"].is_array())
+        fail("{} line {}: header has no 'prompt_token_ids'", path, line);
+      r.prompt = j["prompt_token_ids"].get<std::vector<std::int32_t>>();
+      if (j.contains("logits_file") && j["logits_file"].is_string()) {
+        const std::filesystem::path f = j["logits_file"].get<std::string>();
+        r.logits_file =
+            f.is_absolute() ? f.string() : (std::filesystem::path(path).parent_path() / f).string();
+      }
+    } else if (type == "step") {
+      if (r.header.is_null()) fail("{} line {}: a step before the header", path, line);
+      if (j.value("sequence", 0) != 0) continue;  // replay follows sequence 0
+      if (!j.contains("chosen") || !j["chosen"].contains("id"))
+        fail("{} line {}: step without 'chosen'.'id'", path, line);
+      RecordedStep s;
+      s.step = j.value("step", 0);
+      if (s.step != static_cast<int>(r.steps.size()))
+        fail("{} line {}: expected step {}, got {}", path, line, r.steps.size(), s.step);
+      s.chosen = j["chosen"]["id"].get<std::int32_t>();
+      if (j.contains("draw") && j["draw"].is_number()) s.draw = j["draw"].get<double>();
+      r.steps.push_back(s);
+    }
+  }
+  if (r.header.is_null()) fail("--trace {}: no header line (write it with generate --json)", path);
+  if (r.steps.empty()) fail("--trace {}: no steps recorded", path);
+  return r;
+}
+
+decode::GenerationConfig recorded_config(const Recording& r) {
+  decode::GenerationConfig c;
+  if (r.header.contains("settings") && r.header["settings"].is_object()) {
+    nlohmann::json values = nlohmann::json::object();
+    for (const auto& [name, entry] : r.header["settings"].items())
+      if (entry.is_object() && entry.contains("value")) values[name] = entry["value"];
+    decode::apply_generation_json(c, values, r.path + " header 'settings'");
+  }
+  for (auto& [name, source] : c.sources) source = "trace";
+  return c;
+}
+
+std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits,
+                               std::int32_t vocab, const decode::GenerationConfig& config,
+                               int top_n) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const auto V = static_cast<std::size_t>(vocab);
+  if (vocab <= 0 || logits.size() < r.steps.size() * V)
+    fail("{}: the logits hold {} rows of {} values, the trace has {} steps", r.logits_file,
+         vocab > 0 ? logits.size() / V : 0, vocab, r.steps.size());
+  const decode::DecodeMode mode = decode::decode_mode(config);
+  if (mode == decode::DecodeMode::beam_search || mode == decode::DecodeMode::beam_sample)
+    fail("replay re-scores one sequence step by step; --num-beams must be 1");
+  const bool sample = mode == decode::DecodeMode::sample;
+  decode::ProcessorChain chain = decode::build_chain(config, {vocab, sample, 1});
+  decode::Rng rng(config.seed.value_or(0));
+  std::vector<std::int32_t> history(r.prompt);
+  std::vector<ReplayStep> out;
+  for (std::size_t k = 0; k < r.steps.size(); ++k) {
+    const std::span<const float> raw = logits.subspan(k * V, V);
+    std::vector<float> work(raw.begin(), raw.end());
+    chain.apply(work, {history, r.prompt.size()});
+    ReplayStep s;
+    s.step = static_cast<int>(k);
+    s.recorded = r.steps[k].chosen;
+    s.chain = chain.describe();
+    if (sample) {
+      // The recorded draw when there is one, so that only the settings differ.
+      s.draw = r.steps[k].draw ? *r.steps[k].draw : rng.uniform();
+      s.chosen = decode::choose_sample(work, *s.draw);
+    } else {
+      s.chosen = decode::choose_greedy(work);
+    }
+    s.changed = s.chosen != s.recorded;
+    s.pool = decode::count_candidates(work);
+    s.entropy = decode::entropy(work);
+    const double lse = decode::log_sum_exp(work), lse_raw = decode::log_sum_exp(raw);
+    auto prob = [&](std::int32_t id) {
+      const float v = work[static_cast<std::size_t>(id)];
+      return v > kNegInf ? std::exp(static_cast<double>(v) - lse) : 0.0;
+    };
+    if (s.recorded < 0 || s.recorded >= vocab)
+      fail("{}: step {} chose token {}, outside the vocabulary of {}", r.path, k, s.recorded,
+           vocab);
+    s.recorded_prob = prob(s.recorded);
+    s.chosen_prob = prob(s.chosen);
+    for (std::int32_t id : decode::ids_by_score_desc(work, top_n, true)) {
+      const float l = raw[static_cast<std::size_t>(id)];
+      s.top.push_back({id, l, std::exp(static_cast<double>(l) - lse_raw), prob(id)});
+    }
+    out.push_back(std::move(s));
+    chain.accept(r.steps[k].chosen);
+    history.push_back(r.steps[k].chosen);
+  }
+  return out;
+}
+
+}  // namespace ls::inspect

@@ -1,0 +1,59 @@
+// Replay: re-score a recorded generation (a `generate --json --dump-logits` trace) under other
+// decoding settings without running the model. The road actually taken stays fixed: each step
+// sees the recorded history, runs the new chain on the recorded raw logits and chooses again
+// (greedy, or sampling with the draw the trace recorded so that only the settings differ).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decode/generation_config.h"
+#include "inspect/sweep.h"
+
+namespace ls::inspect {
+
+struct RecordedStep {
+  int step = 0;
+  std::int32_t chosen = 0;
+  std::optional<double> draw;
+};
+
+struct Recording {
+  std::string path;
+  nlohmann::json header;
+  std::vector<std::int32_t> prompt;
+  std::vector<RecordedStep> steps;  // sequence 0
+  std::string logits_file;          // header "logits_file", relative to the trace's folder
+};
+
+// Throws naming the file and line for a trace that is not a generate --json trace of a greedy
+// or sampled run.
+Recording read_trace(const std::string& path);
+// The settings the trace recorded (sources "trace"), as a base for the replay flags.
+decode::GenerationConfig recorded_config(const Recording& r);
+
+struct ReplayStep {
+  int step = 0;
+  std::int32_t recorded = 0;  // the token the recorded run chose
+  std::int32_t chosen = 0;    // the token the new settings choose
+  bool changed = false;
+  std::int32_t pool = 0;
+  double entropy = 0;        // nats, new final distribution
+  double recorded_prob = 0;  // the recorded token's probability under the new settings
+  double chosen_prob = 0;
+  std::optional<double> draw;
+  std::string chain;
+  std::vector<SweepCandidate> top;
+};
+
+// `logits` holds one row of `vocab` raw logits per recorded step.
+std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits,
+                               std::int32_t vocab, const decode::GenerationConfig& config,
+                               int top_n);
+
+}  // namespace ls::inspect

@@ -1,0 +1,190 @@
+// SVG chart writers (see svg.h). Coordinates are plain numbers; text is XML-escaped.
+#include "inspect/svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace ls::inspect {
+
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // Control characters are not allowed in XML 1.0 text.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+          out += ' ';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+std::string header(double w, double h, const std::string& title) {
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n"
+      "<title>{2}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{2}</text>\n",
+      w, h, esc(title));
+}
+
+double finite_or_zero(double v) {
+  return std::isfinite(v) ? v : 0.0;
+}
+
+}  // namespace
+
+std::string bar_panels_svg(const std::string& title, const std::vector<SvgPanel>& panels) {
+  const double panel_w = 330, bar_h = 16, label_w = 120, bar_w = 150;
+  std::size_t max_bars = 1;
+  for (const auto& p : panels) max_bars = std::max(max_bars, p.bars.size());
+  const double panel_h = 28 + bar_h * static_cast<double>(max_bars) + 12;
+  const std::size_t cols = std::min<std::size_t>(std::max<std::size_t>(panels.size(), 1), 3);
+  const std::size_t rows = (panels.size() + cols - 1) / cols;
+  const double w = 20 + panel_w * static_cast<double>(cols);
+  const double h = 36 + panel_h * static_cast<double>(std::max<std::size_t>(rows, 1));
+  std::string s = header(w, h, title);
+  for (std::size_t i = 0; i < panels.size(); ++i) {
+    const double x0 = 10 + panel_w * static_cast<double>(i % cols);
+    const double y0 = 32 + panel_h * static_cast<double>(i / cols);
+    s += fmt::format("<g class=\"series\" data-name=\"{}\" transform=\"translate({},{})\">\n",
+                     esc(panels[i].title), x0, y0);
+    s += fmt::format("<text x=\"0\" y=\"14\" font-weight=\"bold\">{}</text>\n",
+                     esc(panels[i].title));
+    for (std::size_t b = 0; b < panels[i].bars.size(); ++b) {
+      const auto& bar = panels[i].bars[b];
+      const double v = std::clamp(finite_or_zero(bar.value), 0.0, 1.0);
+      const double y = 22 + bar_h * static_cast<double>(b);
+      s += fmt::format(
+          "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>"
+          "<rect class=\"point\" data-label=\"{}\" data-value=\"{:.17g}\" x=\"{}\" y=\"{}\" "
+          "width=\"{:.2f}\" height=\"{}\" fill=\"#4878d0\"><title>{} {:.4f}</title></rect>"
+          "<text x=\"{:.2f}\" y=\"{}\">{:.1f}%</text>\n",
+          label_w - 4, y + 11, esc(bar.label), esc(bar.label), bar.value, label_w, y, v * bar_w,
+          bar_h - 3, esc(bar.label), bar.value, label_w + v * bar_w + 3, y + 11, 100 * v);
+    }
+    s += "</g>\n";
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+std::string line_chart_svg(const std::string& title, const std::string& x_label,
+                           const std::vector<std::string>& x_labels,
+                           const std::vector<SvgSeries>& series, const std::vector<SvgMark>& marks,
+                           const std::string& left_label, const std::string& right_label) {
+  std::size_t n = 1;
+  for (const auto& se : series) n = std::max(n, se.y.size());
+  const double left = 60, right = 60, top = 50, plot_h = 260;
+  const double plot_w = std::max(300.0, std::min(1600.0, 28.0 * static_cast<double>(n)));
+  const double w = left + plot_w + right, h = top + plot_h + 80;
+  auto range = [&](bool right_axis) {
+    double hi = 0;
+    for (const auto& se : series)
+      if (se.right_axis == right_axis)
+        for (double v : se.y) hi = std::max(hi, finite_or_zero(v));
+    return hi > 0 ? hi * 1.05 : 1.0;
+  };
+  const double hi_l = range(false), hi_r = range(true);
+  auto px = [&](std::size_t i) {
+    return left +
+           (n > 1 ? plot_w * static_cast<double>(i) / static_cast<double>(n - 1) : plot_w / 2);
+  };
+  auto py = [&](double v, bool r) {
+    return top + plot_h - plot_h * finite_or_zero(v) / (r ? hi_r : hi_l);
+  };
+  std::string s = header(w, h, title);
+  s += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>\n", left,
+      top, plot_w, plot_h);
+  for (int t = 0; t <= 4; ++t) {
+    const double y = top + plot_h - plot_h * t / 4.0;
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{:.3g}</text>", left - 4,
+                     y + 4, hi_l * t / 4.0);
+    if (!right_label.empty())
+      s += fmt::format("<text x=\"{}\" y=\"{:.1f}\">{:.3g}</text>", left + plot_w + 4, y + 4,
+                       hi_r * t / 4.0);
+    s += "\n";
+  }
+  s += fmt::format("<text x=\"12\" y=\"{}\" transform=\"rotate(-90 12 {})\">{}</text>\n",
+                   top + plot_h / 2, top + plot_h / 2, esc(left_label));
+  if (!right_label.empty())
+    s += fmt::format("<text x=\"{0}\" y=\"{1}\" transform=\"rotate(90 {0} {1})\">{2}</text>\n",
+                     w - 12, top + plot_h / 2, esc(right_label));
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + plot_w / 2,
+                   h - 10, esc(x_label));
+  const std::size_t every = std::max<std::size_t>(1, n / 30);
+  for (std::size_t i = 0; i < x_labels.size() && i < n; i += every)
+    s += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"end\" transform=\"rotate(-45 {:.1f} "
+        "{})\">{}</text>\n",
+        px(i), top + plot_h + 14, px(i), top + plot_h + 14, esc(x_labels[i]));
+  s += "<g class=\"marks\">\n";
+  for (const auto& m : marks)
+    s += fmt::format(
+        "<line class=\"mark\" data-x=\"{}\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" "
+        "stroke=\"#d62728\" stroke-dasharray=\"3,2\"><title>{}</title></line>\n",
+        m.x, px(m.x), px(m.x), top, top + plot_h, esc(m.label));
+  s += "</g>\n";
+  double legend_x = left;
+  for (const auto& se : series) {
+    std::string pts;
+    for (std::size_t i = 0; i < se.y.size(); ++i)
+      pts += fmt::format("{:.1f},{:.1f} ", px(i), py(se.y[i], se.right_axis));
+    s += fmt::format(
+        "<g class=\"series\" data-name=\"{}\">\n<polyline points=\"{}\" fill=\"none\" "
+        "stroke=\"{}\" stroke-width=\"1.5\"/>\n",
+        esc(se.name), pts, esc(se.color));
+    for (std::size_t i = 0; i < se.y.size(); ++i) {
+      const std::string note = i < se.notes.size() ? se.notes[i] : "";
+      s += fmt::format(
+          "<circle class=\"point\" data-x=\"{}\" data-value=\"{:.17g}\" cx=\"{:.1f}\" "
+          "cy=\"{:.1f}\" "
+          "r=\"2.5\" fill=\"{}\"><title>{} {}: {:.4f} {}</title></circle>\n",
+          i, finite_or_zero(se.y[i]), px(i), py(se.y[i], se.right_axis), esc(se.color),
+          esc(se.name), i, se.y[i], esc(note));
+    }
+    s += "</g>\n";
+    s += fmt::format(
+        "<rect x=\"{:.0f}\" y=\"30\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+        "<text x=\"{:.0f}\" y=\"39\">{}</text>\n",
+        legend_x, esc(se.color), legend_x + 14, esc(se.name));
+    legend_x += 24 + 7.0 * static_cast<double>(se.name.size());
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+void write_svg_file(const std::string& path, const std::string& text, const char* flag) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) fail("{} {}: cannot open the file for writing", flag, path);
+  out << text;
+  if (!out) fail("{} {}: write failed", flag, path);
+}
+
+}  // namespace ls::inspect
