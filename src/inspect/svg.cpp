@@ -100,9 +100,23 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
                            const std::string& left_label, const std::string& right_label) {
   std::size_t n = 1;
   for (const auto& se : series) n = std::max(n, se.y.size());
-  const double left = 60, right = 60, top = 50, plot_h = 260;
-  const double plot_w = std::max(300.0, std::min(1600.0, 28.0 * static_cast<double>(n)));
-  const double w = left + plot_w + right, h = top + plot_h + 80;
+  const double left = 90, right = 80, plot_h = 260;
+  double plot_w = std::max(560.0, std::min(1600.0, 28.0 * static_cast<double>(n)));
+  // Wide enough for the title; the legend wraps onto as many rows as it needs.
+  plot_w = std::max(plot_w, 7.5 * static_cast<double>(title.size()) - left - right);
+  std::vector<std::pair<double, double>> legend_at;
+  double lx = left, ly = 34;
+  for (const auto& se : series) {
+    const double item = 24 + 7.0 * static_cast<double>(se.name.size());
+    if (lx + item > left + plot_w && lx > left) {
+      lx = left;
+      ly += 16;
+    }
+    legend_at.emplace_back(lx, ly);
+    lx += item;
+  }
+  const double top = ly + 24;
+  const double w = left + plot_w + right, h = top + plot_h + 110;
   auto range = [&](bool right_axis) {
     double hi = 0;
     for (const auto& se : series)
@@ -131,11 +145,14 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
                        hi_r * t / 4.0);
     s += "\n";
   }
-  s += fmt::format("<text x=\"12\" y=\"{}\" transform=\"rotate(-90 12 {})\">{}</text>\n",
-                   top + plot_h / 2, top + plot_h / 2, esc(left_label));
+  s += fmt::format(
+      "<text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">{}</text>\n",
+      top + plot_h / 2, top + plot_h / 2, esc(left_label));
   if (!right_label.empty())
-    s += fmt::format("<text x=\"{0}\" y=\"{1}\" transform=\"rotate(90 {0} {1})\">{2}</text>\n",
-                     w - 12, top + plot_h / 2, esc(right_label));
+    s += fmt::format(
+        "<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" transform=\"rotate(90 {0} "
+        "{1})\">{2}</text>\n",
+        w - 14, top + plot_h / 2, esc(right_label));
   s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + plot_w / 2,
                    h - 10, esc(x_label));
   const std::size_t every = std::max<std::size_t>(1, n / 30);
@@ -151,8 +168,8 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
         "stroke=\"#d62728\" stroke-dasharray=\"3,2\"><title>{}</title></line>\n",
         m.x, px(m.x), px(m.x), top, top + plot_h, esc(m.label));
   s += "</g>\n";
-  double legend_x = left;
-  for (const auto& se : series) {
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const auto& se = series[k];
     std::string pts;
     for (std::size_t i = 0; i < se.y.size(); ++i)
       pts += fmt::format("{:.1f},{:.1f} ", px(i), py(se.y[i], se.right_axis));
@@ -170,11 +187,11 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
           esc(se.name), i, se.y[i], esc(note));
     }
     s += "</g>\n";
+    const auto [lgx, lgy] = legend_at[k];
     s += fmt::format(
-        "<rect x=\"{:.0f}\" y=\"30\" width=\"10\" height=\"10\" fill=\"{}\"/>"
-        "<text x=\"{:.0f}\" y=\"39\">{}</text>\n",
-        legend_x, esc(se.color), legend_x + 14, esc(se.name));
-    legend_x += 24 + 7.0 * static_cast<double>(se.name.size());
+        "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+        "<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n",
+        lgx, lgy - 9, esc(se.color), lgx + 14, lgy, esc(se.name));
   }
   s += "</svg>\n";
   return s;
