@@ -29,11 +29,7 @@ struct EvalCli {
 };
 
 std::string clip(const std::string& s, std::size_t n) {
-  const std::string p = printable(s);
-  if (p.size() <= n) return p;
-  std::size_t cut = n;
-  while (cut > 0 && (static_cast<unsigned char>(p[cut]) & 0xC0) == 0x80) --cut;
-  return p.substr(0, cut) + "…";
+  return clip_utf8(printable(s), n);
 }
 
 void run_eval(EvalCli& o) {

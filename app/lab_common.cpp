@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "app/common.h"
@@ -29,39 +30,48 @@ std::vector<std::string> split_commas(const std::string& text, const char* flag)
 }
 }  // namespace
 
-std::vector<double> parse_number_list(const std::string& text, const char* flag) {
-  std::vector<double> out;
+namespace {
+// Parses every item of a comma-separated list with `parse` (nullopt: not a valid item).
+template <typename T, typename Parse>
+std::vector<T> parse_list(const std::string& text, const char* flag, const char* what,
+                          Parse parse) {
+  std::vector<T> out;
   for (const auto& item : split_commas(text, flag)) {
-    std::size_t used = 0;
-    double v = 0;
+    std::optional<T> v;
     try {
-      v = std::stod(item, &used);
+      v = parse(item);
     } catch (const std::exception&) {
-      used = 0;
+      v.reset();
     }
-    if (used != item.size() || !std::isfinite(v))
-      fail("{} must be a number or a comma-separated list of numbers, got '{}'", flag, item);
-    out.push_back(v);
+    if (!v) fail("{} must be {} or a comma-separated list of them, got '{}'", flag, what, item);
+    out.push_back(*v);
   }
   return out;
 }
+}  // namespace
+
+std::vector<double> parse_number_list(const std::string& text, const char* flag) {
+  return parse_list<double>(text, flag, "a number", [](const std::string& item) {
+    std::size_t used = 0;
+    const double v = std::stod(item, &used);
+    return used == item.size() && std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+  });
+}
 
 std::vector<int> parse_int_list(const std::string& text, const char* flag) {
-  std::vector<int> out;
-  for (const auto& item : split_commas(text, flag)) {
+  return parse_list<int>(text, flag, "a non-negative integer", [](const std::string& item) {
     std::size_t used = 0;
-    long v = 0;
-    try {
-      v = std::stol(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || v < 0 || v > 100000000)
-      fail("{} must be a non-negative integer or a comma-separated list of them, got '{}'", flag,
-           item);
-    out.push_back(static_cast<int>(v));
-  }
-  return out;
+    const long v = std::stol(item, &used);
+    return used == item.size() && v >= 0 && v <= 100000000 ? std::optional<int>(static_cast<int>(v))
+                                                           : std::nullopt;
+  });
+}
+
+std::string clip_utf8(const std::string& s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "…";
 }
 
 void print_json_line(const nlohmann::json& j) {
@@ -79,13 +89,7 @@ std::string token_cell(const LoadedModel& lm, std::int32_t id) {
 }
 
 std::string token_label(const LoadedModel& lm, std::int32_t id, std::size_t max_chars) {
-  std::string t = token_text(lm, id);
-  if (t.size() > max_chars) {
-    std::size_t cut = max_chars;
-    while (cut > 0 && (static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) --cut;
-    t = t.substr(0, cut) + "…";
-  }
-  return fmt::format("{}#{}", printable(t), id);
+  return fmt::format("{}#{}", printable(clip_utf8(token_text(lm, id), max_chars)), id);
 }
 
 void write_rows_npy(const std::string& path, const std::vector<float>& rows, std::int64_t vocab) {

@@ -21,6 +21,9 @@ std::vector<int> parse_int_list(const std::string& text, const char* flag);
 void print_json_line(const nlohmann::json& j);
 void print_json_pretty(const nlohmann::ordered_json& j);
 
+// `s` cut to at most `max_bytes` bytes at a UTF-8 character boundary, "…" added when cut.
+std::string clip_utf8(const std::string& s, std::size_t max_bytes);
+
 // "\"text\"#id" with control characters escaped, for one table cell.
 std::string token_cell(const LoadedModel& lm, std::int32_t id);
 // The token's text clipped to `max_chars` bytes at a character boundary (for SVG labels).
