@@ -2,7 +2,8 @@
 KL(A||B) in float64, A's top-1/top-2 gap and flip margin, the summary (rate, mean/max KL, margin
 buckets, mean gaps); A's greedy continuation is the argmax of A's rows. A model against itself
 gives 100 % and KL exactly 0; F32 vs BF16 copies of one synthetic seed give what numpy computes;
-two different seeds give flips, each listed with both tokens; the SVG has the KL series and one
+two different seeds give flips, each listed with both tokens; the directory against a Q4_0
+GGUF quantized from it (`logitscope quantize`) is checked the same way; the SVG has the KL series and one
 mark per flip. Also: a missing model B is reported by its path.
 
 usage: check_compare.py LOGITSCOPE TOKENIZER_DIR"""
@@ -119,6 +120,15 @@ def main():
               "svg: KL values")
         marks = [int(m.get("data-x")) for m in root.findall(".//s:line[@class='mark']", ns)]
         check(marks == [i for i, w in enumerate(want) if not w["agree"]], f"svg: flip marks {marks}")
+
+        # Across formats: the HF directory against a Q4_0 GGUF written from it.
+        gguf = os.path.join(tmp, "q4.gguf")
+        run(exe, "quantize", "--model", f32, "--type", "q4_0", "--out", gguf)
+        out, a, b = compare(gguf, "gguf")
+        want = check_run(check, out, a, b, "f32-vs-q4_0-gguf")
+        check(out["summary"]["mean_kl"] > 0, "the quantized GGUF differs a little")
+        print(f"f32 vs q4_0 gguf: agreement {out['summary']['agreement_rate']:.3f}, "
+              f"mean KL {out['summary']['mean_kl']:.3g}")
 
         text = run(exe, "compare", "--model", f32, "--model-b", other, "--prompts", prompts).stdout
         check("agreement" in text and "KL(A||B)" in text, "readable report")
