@@ -49,8 +49,9 @@ void run_bench(const BenchOptions& o) {
   ThreadPool pool(o.model.threads);
   // Probe first and free its buffer, so that the peak RSS reported is the model's own.
   const auto bw = kernels::measure_read_bandwidth(pool, std::size_t{256} << 20, 8);
+  const DType kv_type = kv_cache_type(o.model);
   auto model = Model::load(o.model.model);
-  model->set_kv_type(o.model.kv_type);
+  model->set_kv_type(kv_type);
 
   // A deterministic pseudo-random prompt of ordinary token ids.
   std::vector<std::int32_t> prompt(static_cast<std::size_t>(o.prompt_tokens));

@@ -71,11 +71,10 @@ void show(const decode::GenerationConfig& config) {
 
 void run_chat(ChatCli& o) {
   LoadedModel lm = load_model(o.model);
-  if (!lm.tokenizer) fail("{}: chat needs a tokenizer.json", lm.model->path());
-  if (lm.chat_template_config.empty()) {
-    fail("{}: chat needs tokenizer_config.json with a chat_template", lm.model->path());
-  }
-  const auto tmpl = chat::ChatTemplate::from_tokenizer_config(lm.chat_template_config);
+  if (!lm.tokenizer)
+    fail("{}: chat needs a tokenizer (tokenizer.json, or tokenizer.ggml.* metadata in a GGUF)",
+         lm.model->path());
+  const auto tmpl = load_chat_template(lm);
   decode::GenerationConfig config = generation_config_from(o.flags, lm);
   ThreadPool pool(o.model.threads);
   SessionSource source(*lm.model, pool);

@@ -51,6 +51,7 @@ void run_compare(CompareCli& o) {
   const std::vector<std::string> prompts = read_prompts(o.prompts);
   LoadedModel a = load_model(o.model);
   std::unique_ptr<Model> b = Model::load(o.model_b);
+  b->set_kv_type(a.model->kv_type());
   const auto V = static_cast<std::size_t>(a.model->config().vocab_size);
   if (b->config().vocab_size != a.model->config().vocab_size)
     fail(

@@ -1,8 +1,6 @@
 // Shared option handling and formatting for the subcommands.
 #include "app/common.h"
 
-#include <map>
-
 #include <fmt/format.h>
 
 #include <charconv>
@@ -16,11 +14,16 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
       ->required();
   cmd.add_option("--threads", o.threads, "Worker threads (0 = one per hardware thread)")
       ->check(CLI::Range(0, 1024));
-  const std::map<std::string, DType> kv_types = {
-      {"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16}};
   cmd.add_option("--kv-type", o.kv_type,
                  "KV cache element type: f32, f16 or bf16 (f16/bf16 halve its memory)")
-      ->transform(CLI::CheckedTransformer(kv_types, CLI::ignore_case));
+      ->capture_default_str();
+}
+
+DType kv_cache_type(const ModelOptions& o) {
+  if (o.kv_type == "f32") return DType::F32;
+  if (o.kv_type == "f16") return DType::F16;
+  if (o.kv_type == "bf16") return DType::BF16;
+  fail("--kv-type must be f32, f16 or bf16, got '{}'", o.kv_type);
 }
 
 std::vector<std::int32_t> parse_token_list(const std::string& text, const char* flag) {

@@ -13,12 +13,15 @@
 namespace ls::app {
 
 struct ModelOptions {
-  std::string model;           // a Hugging Face model directory or a .gguf file
-  int threads = 0;             // 0: all hardware threads
-  DType kv_type = DType::F32;  // --kv-type f32|f16|bf16
+  std::string model;            // a Hugging Face model directory or a .gguf file
+  int threads = 0;              // 0: all hardware threads
+  std::string kv_type = "f32";  // --kv-type f32|f16|bf16
 };
 
 void add_model_options(CLI::App& cmd, ModelOptions& o);
+
+// The KV cache type --kv-type names; throws naming the flag for anything but f32, f16, bf16.
+DType kv_cache_type(const ModelOptions& o);
 
 // "1,2, 3" -> {1, 2, 3}; throws naming --tokens on anything else.
 std::vector<std::int32_t> parse_token_list(const std::string& text, const char* flag = "--tokens");

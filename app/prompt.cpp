@@ -42,6 +42,7 @@ void load_gguf_extras(const std::string& path, LoadedModel& lm) {
 LoadedModel load_model(const ModelOptions& o) {
   LoadedModel lm;
   lm.model = Model::load(o.model);
+  lm.model->set_kv_type(kv_cache_type(o));
   if (!fs::is_directory(o.model)) {
     load_gguf_extras(o.model, lm);
     return lm;

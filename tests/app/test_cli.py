@@ -63,6 +63,21 @@ def main():
     json.dump(cfg, open(os.path.join(broken, "config.json"), "w"))
     expect_error(["next", "--model", broken, "--tokens", "1"], "config.json: missing required field 'rms_norm_eps'")
 
+    expect_error(["next", "--model", model, "--tokens", "1", "--kv-type", "q8_0"], "--kv-type")
+
+    # --kv-type f16/bf16: the KV cache memory bench reports is half of F32's, from config.json
+    # alone (2 x layers x kv_dim x 256 positions, the first capacity step).
+    cfg0 = json.load(open(os.path.join(model, "config.json")))
+    kv_dim = cfg0["num_key_value_heads"] * cfg0["hidden_size"] // cfg0["num_attention_heads"]
+    for kv_type, size in (("f32", 4), ("f16", 2), ("bf16", 2)):
+        r = run(["bench", "--model", model, "--prompt-tokens", "8", "--gen-tokens", "2", "--threads", "1",
+                 "--kv-type", kv_type, "--json"])
+        assert r.returncode == 0, r.stderr
+        j = json.loads(r.stdout)
+        want_mib = 2 * cfg0["num_hidden_layers"] * kv_dim * 256 * size / 2**20
+        if j["kv_type"] != kv_type.upper() or abs(j["kv_cache_mib"] - want_mib) > 1e-9:
+            failures.append(("bench --kv-type", kv_type, j["kv_type"], j["kv_cache_mib"], want_mib))
+
     # bench --json has every figure, each a positive number.
     r = run(["bench", "--model", model, "--prompt-tokens", "8", "--gen-tokens", "4", "--threads", "1", "--json"])
     assert r.returncode == 0, r.stderr
