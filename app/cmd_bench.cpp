@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 
 #include "app/commands.h"
@@ -43,12 +44,36 @@ std::size_t weight_bytes_per_token(const Model& m) {
   return n;
 }
 
+// Linux resets the "high water mark" of resident memory when 5 is written to clear_refs; VmHWM
+// in /proc/self/status is that peak. Elsewhere getrusage's lifetime peak is the fallback.
+void reset_peak_rss() {
+  if (std::FILE* f = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", f);
+    std::fclose(f);
+  }
+}
+
+double peak_rss_mib_now() {
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long kib = -1;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+    std::fclose(f);
+    if (kib >= 0) return static_cast<double>(kib) / 1024.0;
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
 void run_bench(const BenchOptions& o) {
   if (o.prompt_tokens < 1 || o.gen_tokens < 1)
     fail("--prompt-tokens and --gen-tokens must be at least 1");
   ThreadPool pool(o.model.threads);
   // Probe first and free its buffer, so that the peak RSS reported is the model's own.
   const auto bw = kernels::measure_read_bandwidth(pool, std::size_t{256} << 20, 8);
+  reset_peak_rss();  // the probe's buffer is freed; count only the model from here on
   const DType kv_type = kv_cache_type(o.model);
   auto model = Model::load(o.model.model);
   model->set_kv_type(kv_type);
@@ -74,9 +99,7 @@ void run_bench(const BenchOptions& o) {
   }
   const double decode_s = seconds_since(t0);
 
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  const double peak_rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  const double peak_rss_mib = peak_rss_mib_now();
   const std::size_t per_token = weight_bytes_per_token(*model);
   const double prefill_tps = o.prompt_tokens / prefill_s;
   const double decode_tps = o.gen_tokens / decode_s;
