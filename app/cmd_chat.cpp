@@ -15,15 +15,12 @@
 #include "app/common.h"
 #include "app/generation_cli.h"
 #include "app/prompt.h"
+#include "chat/chat_template.h"
 #include "core/error.h"
 #include "decode/generate.h"
 #include "decode/trace_text.h"
 #include "model/model.h"
-#if __has_include("tokenizer/tokenizer.h") && __has_include("chat/chat_template.h")
-#include "chat/chat_template.h"
 #include "tokenizer/tokenizer.h"
-#define LS_HAVE_CHAT_DEPS 1
-#endif
 
 namespace ls::app {
 
@@ -36,7 +33,6 @@ struct ChatCli {
   int trace = 0;
 };
 
-#ifdef LS_HAVE_CHAT_DEPS
 constexpr const char* kHelp =
     "commands:\n"
     "  /reset               forget the conversation (keeps the settings)\n"
@@ -164,11 +160,6 @@ void run_chat(ChatCli& o) {
   }
   fmt::print("\n");
 }
-#else
-void run_chat(ChatCli&) {
-  fail("chat is not available in this build (it needs the tokenizer and the chat template)");
-}
-#endif
 
 }  // namespace
 

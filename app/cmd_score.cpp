@@ -15,10 +15,7 @@
 #include "core/error.h"
 #include "decode/score.h"
 #include "model/model.h"
-#if __has_include("tokenizer/tokenizer.h")
 #include "tokenizer/tokenizer.h"
-#define LS_HAVE_TOKENIZER 1
-#endif
 
 namespace ls::app {
 
@@ -43,11 +40,7 @@ void run_score(ScoreCli& o) {
       fail("give the continuation to score with --text TEXT or --text-tokens 1,2");
     if (!lm.tokenizer)
       fail("{}: --text needs a tokenizer.json in the model directory", lm.model->path());
-#ifdef LS_HAVE_TOKENIZER
     cont = lm.tokenizer->encode(o.text);
-#else
-    fail("--text is not available in this build (no tokenizer); use --text-tokens");
-#endif
   }
   if (ids.empty()) fail("the prompt is empty: the first token of --text has no context to score");
   if (cont.empty()) fail("--text gives no tokens");

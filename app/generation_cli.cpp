@@ -5,10 +5,7 @@
 
 #include "core/error.h"
 #include "decode/words.h"
-#if __has_include("tokenizer/tokenizer.h")
 #include "tokenizer/tokenizer.h"
-#define LS_HAVE_TOKENIZER 1
-#endif
 
 namespace ls::app {
 
@@ -86,17 +83,12 @@ void apply_generation_flags(decode::GenerationConfig& config, const GenerationFl
     }
   }
   if (!f.ban_words.empty() || !f.bias_words.empty()) {
-#ifdef LS_HAVE_TOKENIZER
     if (!tokenizer) fail("--ban-word/--logit-bias-word need a tokenizer (give --model)");
     const decode::EncodeFn encode = [&](std::string_view text) {
       return tokenizer->encode(text, /*split_special=*/true);
     };
     for (const auto& w : f.ban_words) decode::add_banned_word(config, w, encode);
     for (const auto& w : f.bias_words) decode::add_word_bias(config, w, encode);
-#else
-    (void)tokenizer;
-    fail("--ban-word/--logit-bias-word are not available in this build (no tokenizer)");
-#endif
   }
 }
 

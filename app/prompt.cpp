@@ -6,14 +6,8 @@
 #include "core/error.h"
 #include "model/gguf_metadata.h"
 
-#if __has_include("tokenizer/tokenizer.h")
-#include "tokenizer/tokenizer.h"
-#define LS_HAVE_TOKENIZER 1
-#endif
-#if __has_include("chat/chat_template.h")
 #include "chat/chat_template.h"
-#define LS_HAVE_CHAT 1
-#endif
+#include "tokenizer/tokenizer.h"
 
 namespace ls::app {
 
@@ -26,10 +20,8 @@ namespace {
 void load_gguf_extras(const std::string& path, LoadedModel& lm) {
   const GgufFile f(path);
   if (gguf_has_tokenizer(f)) {
-#ifdef LS_HAVE_TOKENIZER
     lm.tokenizer = std::make_shared<const Tokenizer>(
         Tokenizer::from_json(gguf_tokenizer_json(f), path + " (tokenizer.ggml.* metadata)"));
-#endif
   }
   if (auto t = gguf_chat_template(f)) {
     lm.gguf_chat_template = t->source;
@@ -48,10 +40,8 @@ LoadedModel load_model(const ModelOptions& o) {
     return lm;
   }
   const fs::path tok = fs::path(o.model) / "tokenizer.json";
-#ifdef LS_HAVE_TOKENIZER
   if (fs::exists(tok))
     lm.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::load(tok.string()));
-#endif
   const fs::path cfg = fs::path(o.model) / "tokenizer_config.json";
   if (fs::exists(cfg)) lm.chat_template_config = cfg.string();
   return lm;
@@ -79,27 +69,18 @@ std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm)
         "{}: --prompt needs a tokenizer (tokenizer.json in the model directory, or "
         "tokenizer.ggml.* metadata in a GGUF)",
         lm.model->path());
-#ifdef LS_HAVE_TOKENIZER
   std::string text = o.prompt;
   bool split_special = o.split_special;
   if (o.chat) {
-#ifdef LS_HAVE_CHAT
     const auto tmpl = load_chat_template(lm);
     text = tmpl.render(chat::make_messages(o.prompt, o.system), nullptr, true);
     // The template's own special tokens must stay special even when user text is split.
     split_special = false;
-#else
-    fail("--chat is not available in this build");
-#endif
   }
   o.rendered = text;
   return lm.tokenizer->encode(text, split_special);
-#else
-  fail("--prompt is not available in this build");
-#endif
 }
 
-#ifdef LS_HAVE_CHAT
 chat::ChatTemplate load_chat_template(const LoadedModel& lm) {
   if (!lm.gguf_chat_template.empty()) {
     chat::ChatTemplate t;
@@ -117,23 +98,14 @@ chat::ChatTemplate load_chat_template(const LoadedModel& lm) {
         lm.model->path());
   return chat::ChatTemplate::from_tokenizer_config(lm.chat_template_config);
 }
-#endif
 
 std::string token_bytes(const LoadedModel& lm, std::int32_t id) {
-#ifdef LS_HAVE_TOKENIZER
   if (lm.tokenizer) return lm.tokenizer->token_bytes(id);
-#endif
-  (void)lm;
-  (void)id;
   return "";
 }
 
 std::string token_text(const LoadedModel& lm, std::int32_t id) {
-#ifdef LS_HAVE_TOKENIZER
   if (lm.tokenizer) return lm.tokenizer->token_text(id);
-#endif
-  (void)lm;
-  (void)id;
   return "";
 }
 

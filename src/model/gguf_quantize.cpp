@@ -183,12 +183,8 @@ void f32_to_row(DType t, const float* in, std::uint8_t* out, std::size_t n) {
       }
       return;
     default:
-#ifdef LS_HAVE_QUANTIZE_ROW
       kernels::quantize_row(t, in, out, n);
       return;
-#else
-      fail("quantize: {} is not available in this build (no quantization kernels)", dtype_name(t));
-#endif
   }
 }
 
@@ -232,12 +228,7 @@ std::uint32_t gguf_file_type(DType requested) {
 }
 
 bool gguf_can_write(DType type) {
-  if (type == DType::Q8_K) return false;
-#ifdef LS_HAVE_QUANTIZE_ROW
-  return true;
-#else
-  return !dtype_is_quantized(type);
-#endif
+  return type != DType::Q8_K;
 }
 
 QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
