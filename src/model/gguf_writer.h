@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -44,8 +45,9 @@ class GgufWriter {
   void key(const std::string& k, GgufType t);
   template <typename T>
   void put(const T& v) {
-    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
-    kv_bytes_.insert(kv_bytes_.end(), p, p + sizeof(T));
+    const std::size_t at = kv_bytes_.size();  // not insert(ptr range): GCC 12 -O3 false positive
+    kv_bytes_.resize(at + sizeof(T));
+    std::memcpy(kv_bytes_.data() + at, &v, sizeof(T));
   }
   void put_string(const std::string& s);
 
