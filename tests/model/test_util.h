@@ -1,14 +1,19 @@
 // Helpers for model tests: scratch directories and raw file writing.
 #pragma once
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 namespace ls::test {
 
+// A fresh directory for one test. The process id is part of the name because CTest runs each
+// GoogleTest case as its own process, in parallel: two cases of one binary must not share it.
 inline std::filesystem::path scratch_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("logitscope_test_" + name);
+  auto d = std::filesystem::temp_directory_path() /
+           ("logitscope_test_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
