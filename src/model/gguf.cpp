@@ -101,8 +101,9 @@ bool known_type(std::uint32_t t) {
   return t <= static_cast<std::uint32_t>(GgufType::Float64);
 }
 
+// Reads (and validates) one value; an array is returned as null when !keep.
 nlohmann::json read_value(Cursor& c, GgufType type, const std::string& what, int depth,
-                          GgufType* elem_out, const std::string& path) {
+                          GgufType* elem_out, const std::string& path, bool keep = true) {
   switch (type) {
     case GgufType::UInt8:
       return c.read<std::uint8_t>(what);
@@ -142,6 +143,11 @@ nlohmann::json read_value(Cursor& c, GgufType type, const std::string& what, int
         fail("{}: {} claims {} elements of type {} but only {} bytes remain: truncated?", path,
              what, n, gguf_type_name(elem), c.left());
       if (elem_out) *elem_out = elem;
+      if (!keep) {
+        for (std::uint64_t i = 0; i < n; ++i)
+          read_value(c, elem, fmt::format("{}[{}]", what, i), depth + 1, nullptr, path);
+        return nullptr;
+      }
       nlohmann::json arr = nlohmann::json::array();
       arr.get_ref<nlohmann::json::array_t&>().reserve(static_cast<std::size_t>(n));
       for (std::uint64_t i = 0; i < n; ++i)
@@ -246,7 +252,7 @@ std::uint32_t ggml_type_of(DType t) {
   fail("dtype {} cannot be stored in a GGUF file", dtype_name(t));
 }
 
-GgufFile::GgufFile(const std::string& path) : file_(path) {
+GgufFile::GgufFile(const std::string& path, GgufArrays arrays) : file_(path) {
   Cursor c(path, file_.bytes());
   if (file_.size() < 4 || std::memcmp(file_.bytes().data(), "GGUF", 4) != 0)
     fail("{}: not a GGUF file (the first 4 bytes are not \"GGUF\")", path);
@@ -276,7 +282,9 @@ GgufFile::GgufFile(const std::string& path) : file_(path) {
     const auto t = c.read<std::uint32_t>(what + " (value type)");
     if (!known_type(t)) fail("{}: {} has unknown value type {}", path, what, t);
     kv.type = static_cast<GgufType>(t);
-    kv.value = read_value(c, kv.type, what, 0, &kv.elem_type, path);
+    const bool keep = arrays == GgufArrays::Keep || kv.type != GgufType::Array;
+    kv.value = read_value(c, kv.type, what, 0, &kv.elem_type, path, keep);
+    kv.skipped = !keep;
     kv_by_key_[kv.key] = kvs_.size();
     kvs_.push_back(std::move(kv));
   }
@@ -442,6 +450,9 @@ const nlohmann::json* GgufFile::get_array(std::string_view key, GgufType elem) c
     fail("{}: metadata '{}' must be an array of {}, got {}{}", path(), key,
          elem == GgufType::String ? "strings" : "integers", gguf_type_name(kv->type),
          kv->type == GgufType::Array ? fmt::format(" of {}", gguf_type_name(kv->elem_type)) : "");
+  if (kv->skipped)
+    fail("{}: metadata '{}' was not kept in memory (the file was opened for its tensors only)",
+         path(), key);
   return &kv->value;
 }
 

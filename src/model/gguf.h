@@ -52,11 +52,17 @@ struct GgufKV {
   GgufType type = GgufType::UInt8;
   GgufType elem_type = GgufType::UInt8;  // arrays only (for nested arrays: Array)
   nlohmann::json value;
+  bool skipped = false;  // an array validated but not kept (GgufArrays::Skip): value is null
 };
+
+// Whether metadata arrays are kept in memory. A model needs only the scalar keys; the tokenizer
+// arrays (151,936 tokens, 151,387 merges) would cost ~40 MiB of parsed strings for its lifetime.
+enum class GgufArrays : std::uint8_t { Keep, Skip };
 
 class GgufFile {
  public:
-  explicit GgufFile(const std::string& path);
+  // Every byte is validated either way; with Skip, get_array of an array throws.
+  explicit GgufFile(const std::string& path, GgufArrays arrays = GgufArrays::Keep);
 
   const std::string& path() const { return file_.path(); }
   std::uint32_t version() const { return version_; }

@@ -65,7 +65,7 @@ TensorStore TensorStore::open_hf_dir(const std::string& dir) {
 TensorStore TensorStore::open_gguf(const std::string& path) {
   TensorStore s;
   s.source_ = path;
-  s.gguf_ = std::make_unique<GgufFile>(path);
+  s.gguf_ = std::make_unique<GgufFile>(path, GgufArrays::Skip);  // the model needs no arrays
   for (const auto& t : s.gguf_->tensors()) s.by_name_[t.name] = &t;
   return s;
 }

@@ -159,6 +159,31 @@ TEST(Gguf, ReadsEveryMetadataTypeAndTensorType) {
   EXPECT_EQ(f.data_offset() % 32, 0u);
 }
 
+// Opened for its tensors only (as a model is): scalars and tensors as before, arrays validated
+// but not kept, and asking for one is an error rather than an empty answer.
+TEST(Gguf, SkippingArraysKeepsScalarsAndTensors) {
+  const auto ts = some_tensors();
+  const std::string path = write_tmp("gguf_skip", "small.gguf", small_file(ts));
+  const GgufFile full(path);
+  const GgufFile f(path, GgufArrays::Skip);
+  EXPECT_EQ(f.require_int("t.u32"), 4000000000ll);
+  EXPECT_EQ(f.require_string("t.str"), "h\xC3\xA9llo");
+  EXPECT_EQ(f.metadata().size(), full.metadata().size());
+  LS_EXPECT_ERROR(f.get_array("t.arr_str", GgufType::String),
+                  "metadata 't.arr_str' was not kept in memory");
+  EXPECT_TRUE(f.find_kv("t.nested")->value.is_null());
+  ASSERT_EQ(f.tensors().size(), full.tensors().size());
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    EXPECT_EQ(f.tensors()[i].name, full.tensors()[i].name);
+    EXPECT_EQ(f.tensors()[i].data - f.tensors()[0].data,
+              full.tensors()[i].data - full.tensors()[0].data);
+  }
+  // Skipping still validates every byte: each truncation is an error.
+  const std::string bytes = small_file(ts);
+  const std::string cut = write_tmp("gguf_skip_cut", "cut.gguf", bytes.substr(0, bytes.size() / 3));
+  EXPECT_THROW(GgufFile(cut, GgufArrays::Skip), Error);
+}
+
 TEST(Gguf, CustomAlignmentAndVersion2) {
   std::string bytes = small_file(some_tensors(), 64);
   const GgufFile f(write_tmp("gguf_align", "a.gguf", bytes));
