@@ -10,6 +10,9 @@
 #include "core/error.h"
 #include "kernels/dot.h"
 
+#include <cstdlib>
+#include <string_view>
+
 HWY_BEFORE_NAMESPACE();
 namespace ls::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
@@ -193,6 +196,18 @@ HWY_EXPORT(DotF16);
 HWY_EXPORT(TileF32);
 HWY_EXPORT(TileBF16);
 HWY_EXPORT(TileF16);
+
+namespace {
+// LS_FLOAT_SIMD=avx2 caps the float kernels at AVX2 on CPUs that have AVX-512, so that a test's
+// recorded float results (whose bits depend on the vector width) are the same on every x86-64
+// machine of the project's fleet. Read once, before the first dispatch.
+const bool g_float_simd_capped = [] {
+  const char* env = std::getenv("LS_FLOAT_SIMD");
+  if (env == nullptr || std::string_view(env) != "avx2") return false;
+  hwy::DisableTargets(HWY_AVX2 - 1);  // every target better than AVX2 has a lower bit
+  return true;
+}();
+}  // namespace
 
 float dot_f32(const float* w, const float* x, std::size_t n) {
   return HWY_DYNAMIC_DISPATCH(DotF32)(w, x, n);
