@@ -62,7 +62,7 @@ TEST(GgufTokenizer, EveryIdHasTheSameBytesAndFlags) {
 
 TEST(GgufTokenizer, HuggingFaceVectors) {
   const auto& [hf, gg] = tokenizers();
-  const std::string dir = std::string(LS_SHARED_DIR) + "/fixtures/tokenizer/";
+  const std::string dir = std::string(LS_FIXTURES_DIR) + "/";
   const std::string inp = test::read_file(dir + "qwen2-vectors.inp");
   const std::string sep = "\n__ggml_vocab_test__\n";
   std::vector<std::string> cases;

@@ -1,5 +1,5 @@
-// Unit tests of the tokenizer: the shared qwen2-vectors fixture (ids from Hugging Face), the
-// public API on the real Qwen tokenizer.json, the streaming detokenizer, the pieces of the
+// Unit tests of the tokenizer: the qwen2-vectors fixture (tests/fixtures, ids from Hugging Face),
+// the public API on the real Qwen tokenizer.json, the streaming detokenizer, the pieces of the
 // pre-tokenizer, the two BPE merge loops, the Unicode tables, added-token flags and the errors
 // for unsupported tokenizer.json features (on small synthetic files).
 #include <gtest/gtest.h>
@@ -43,10 +43,10 @@ bool valid_utf8(const std::string& s) {
   return ls::tok::utf8_validate(s) == s.size();
 }
 
-// ---- the shared fixture -----------------------------------------------------------------------
+// ---- the fixture ------------------------------------------------------------------------------
 
 TEST(QwenVectors, EveryCaseMatchesHuggingFace) {
-  const std::string dir = std::string(LS_SHARED_DIR) + "/fixtures/tokenizer/";
+  const std::string dir = std::string(LS_FIXTURES_DIR) + "/";
   const std::string inp = read_file(dir + "qwen2-vectors.inp");
   const std::string sep = "\n__ggml_vocab_test__\n";
   std::vector<std::string> cases;
