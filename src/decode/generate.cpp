@@ -1,15 +1,14 @@
-// Greedy and sampling generation loop (beam search lives in beam_search.cpp).
+// The batched generation loop and the greedy/sampling run (beam search is in beam_search.cpp).
 #include "decode/generate.h"
 
 #include <algorithm>
 #include <random>
 
 #include "core/error.h"
-#include "decode/beam_search.h"
-#include "decode/choose.h"
-#include "decode/distribution.h"
 #include "decode/order.h"
 #include "decode/rng.h"
+#include "decode/run_state.h"
+#include "decode/sampler.h"
 #include "decode/text_stream.h"
 #include "decode/trace_json.h"
 
@@ -34,139 +33,228 @@ std::uint64_t random_seed() {
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
 
+RunHeader make_header(const GenerationConfig& config, DecodeMode mode, std::uint64_t seed,
+                      const ProcessorChain& chain, std::size_t prompt_len) {
+  RunHeader h;
+  h.mode = mode;
+  h.seed = seed;
+  h.seed_source = config.seed ? config.source_of("seed") : "random";
+  h.prompt_tokens = prompt_len;
+  h.order_preset = config.order_preset;
+  h.order = resolve_order(config);
+  h.stages = chain.names();
+  h.chain = chain.describe();
+  h.settings = settings_json(config);
+  return h;
+}
+
+int sequence_ids_needed(const GenerationConfig& config) {
+  const DecodeMode mode = decode_mode(config);
+  if (mode == DecodeMode::beam_search || mode == DecodeMode::beam_sample)
+    return 2 * config.num_beams;  // two banks: the beams of this step and of the next
+  return config.num_return_sequences;
+}
+
 namespace {
 
-// Generates returned sequence `seq`; every sequence runs in turn on source sequence 0.
-GenerationResult run_one(LogitsSource& source, int seq, std::span<const std::int32_t> prompt,
-                         const GenerationConfig& config, const GenerateOptions& options,
-                         ProcessorChain& chain, Rng& rng, DecodeMode mode) {
-  GenerationResult result;
-  const int max_new = max_new_tokens_for(config, prompt.size());
-  std::vector<std::int32_t> tokens(prompt.begin(), prompt.end());
-  TextStream stream(config.stop_strings);
-  chain.reset();
-  source.reset(0);
-  std::span<const float> raw = source.feed(0, prompt);
-  std::vector<float> work;
-  std::vector<float> before;
-  const bool tracing = static_cast<bool>(options.on_step);
-  bool stopped = false;
-  result.message = fmt::format("reached max_new_tokens ({})", max_new);
-  for (int step = 0; step < max_new; ++step) {
-    if (options.context_limit > 0 &&
-        tokens.size() >= static_cast<std::size_t>(options.context_limit)) {
-      result.finish = FinishReason::context_limit;
-      result.message = fmt::format(
-          "stopped at the model's context limit: {} tokens (prompt {} + generated {}) fill its {} "
-          "positions",
-          tokens.size(), prompt.size(), tokens.size() - prompt.size(), options.context_limit);
-      stopped = true;
-      break;
+// num_return_sequences greedy or sampled sequences of one prompt: the prompt is fed once, then
+// forked, and every live sequence feeds its last token each step. Sequence i draws from random
+// stream i of the seed (stream 0 is Rng(seed) itself).
+class SamplingRun final : public RunState {
+ public:
+  SamplingRun(LogitsSource& source, const GenerationJob& job, int first_seq, GenerationRun run)
+      : source_(source),
+        job_(job),
+        run_(std::move(run)),
+        max_new_(max_new_tokens_for(job.config, job.prompt.size())),
+        limit_(source.context_limit()) {
+    Rng stream(run_.seed);  // stream i: i jumps from Rng(seed)
+    for (int i = 0; i < job.config.num_return_sequences; ++i, stream.jump()) {
+      Seq s{first_seq + i,
+            std::vector<std::int32_t>(job.prompt.begin(), job.prompt.end()),
+            Sampler(job.config, run_.mode, source.vocab_size(), stream),
+            TextStream(job.config.stop_strings),
+            {}};
+      s.result.message = fmt::format("reached max_new_tokens ({})", max_new_);
+      seqs_.push_back(std::move(s));
     }
-    if (raw.size() != static_cast<std::size_t>(source.vocab_size())) {
+    run_.chain = seqs_.front().sampler.chain().describe();
+    if (job.options.on_header)
+      job.options.on_header(make_header(job.config, run_.mode, run_.seed,
+                                        seqs_.front().sampler.chain(), job.prompt.size()));
+    if (max_new_ <= 0)
+      for (auto& s : seqs_) finish(s, FinishReason::length);
+  }
+
+  void feeds(std::vector<Feed>& out) override {
+    if (!prefilled_) {
+      if (!done()) out.push_back({seqs_.front().id, job_.prompt});
+      return;
+    }
+    for (auto& s : seqs_)
+      if (!s.done) out.push_back({s.id, {&s.tokens.back(), 1}});
+  }
+
+  void advance(std::span<const std::span<const float>> scores) override {
+    std::size_t k = 0;
+    if (!prefilled_) {
+      prefilled_ = true;
+      // Every sequence continues the same prompt: share its KV instead of recomputing it.
+      for (std::size_t i = 1; i < seqs_.size(); ++i) source_.fork(seqs_[0].id, seqs_[i].id);
+      for (std::size_t i = 0; i < seqs_.size(); ++i) choose(static_cast<int>(i), scores[0]);
+      return;
+    }
+    for (std::size_t i = 0; i < seqs_.size(); ++i)
+      if (!seqs_[i].done) choose(static_cast<int>(i), scores[k++]);
+  }
+
+  bool done() const override {
+    return std::all_of(seqs_.begin(), seqs_.end(), [](const Seq& s) { return s.done; });
+  }
+
+  GenerationRun take_result() override {
+    for (auto& s : seqs_) run_.sequences.push_back(std::move(s.result));
+    return std::move(run_);
+  }
+
+ private:
+  struct Seq {
+    int id;
+    std::vector<std::int32_t> tokens;  // prompt + generated
+    Sampler sampler;
+    TextStream stream;
+    GenerationResult result;
+    int step = 0;
+    bool done = false;
+  };
+
+  void choose(int index, std::span<const float> raw) {
+    Seq& s = seqs_[static_cast<std::size_t>(index)];
+    const GenerateOptions& o = job_.options;
+    if (raw.size() != static_cast<std::size_t>(source_.vocab_size()))
       fail("the logits source returned {} scores, expected vocab_size {}", raw.size(),
-           source.vocab_size());
-    }
-    work.assign(raw.begin(), raw.end());
-    const TokenHistory history{tokens, prompt.size()};
+           source_.vocab_size());
+    const bool tracing = static_cast<bool>(o.on_step);
     StepTrace trace;
+    trace.sequence = index;
+    trace.step = s.step;
+    const Choice c = s.sampler.choose(raw, TokenHistory{s.tokens, job_.prompt.size()},
+                                      tracing ? &trace : nullptr, o.trace_top_n);
+    s.result.logprob += c.raw_logprob;
+    s.result.processed_logprob += c.logprob;
+    s.tokens.push_back(c.token);
+    s.result.tokens.push_back(c.token);
     if (tracing) {
-      trace.sequence = seq;
-      trace.step = step;
-      trace.mode = to_string(mode);
-      trace_raw(trace, raw, options.trace_top_n);
-      before = work;
-      chain.apply_observed(
-          work, history, [&](const LogitsProcessor& stage, std::span<const float> after) {
-            trace.stages.push_back(trace_stage(stage, before, after, options.trace_top_n));
-            before.assign(after.begin(), after.end());
-          });
-    } else {
-      chain.apply(work, history);
+      trace.sequence_logprob = s.result.logprob;
+      o.on_step(trace);
     }
-    std::int32_t token = 0;
-    if (mode == DecodeMode::sample) {
-      const double draw = rng.uniform();
-      token = choose_sample(work, draw);
-      trace.draw = draw;
-    } else {
-      token = choose_greedy(work);
+    const auto& eos = job_.config.eos_token_id;
+    if (std::find(eos.begin(), eos.end(), c.token) != eos.end()) {
+      s.result.message = fmt::format("generated EOS token {}", c.token);
+      return finish(s, FinishReason::eos);
     }
-    result.logprob += static_cast<double>(raw[token]) - log_sum_exp(raw);
-    result.processed_logprob += static_cast<double>(work[token]) - log_sum_exp(work);
-    tokens.push_back(token);
-    result.tokens.push_back(token);
-    chain.accept(token);
-    if (tracing) {
-      trace_choice(trace, raw, work, token);
-      trace.sequence_logprob = result.logprob;
-      options.on_step(trace);
-    }
-    if (std::find(config.eos_token_id.begin(), config.eos_token_id.end(), token) !=
-        config.eos_token_id.end()) {
-      result.finish = FinishReason::eos;
-      result.message = fmt::format("generated EOS token {}", token);
-      stopped = true;
-      break;
-    }
-    if (options.token_bytes) {
-      auto update = stream.push(options.token_bytes(token));
-      if (!update.text.empty() && options.on_text) options.on_text(seq, update.text);
+    if (o.token_bytes) {
+      auto update = s.stream.push(o.token_bytes(c.token));
+      if (!update.text.empty() && o.on_text) o.on_text(index, update.text);
       if (update.stopped) {
-        result.finish = FinishReason::stop_string;
-        result.message =
+        s.result.message =
             fmt::format("the text contains the stop string \"{}\"", sanitize_utf8(update.stop));
-        stopped = true;
-        break;
+        return finish(s, FinishReason::stop_string);
       }
     }
-    if (step + 1 < max_new) raw = source.feed(0, std::span<const std::int32_t>(&token, 1));
+    if (++s.step >= max_new_) return finish(s, FinishReason::length);
+    if (limit_ > 0 && s.tokens.size() >= static_cast<std::size_t>(limit_)) {
+      // The token is not fed: no position is left for the one after it.
+      s.result.message = fmt::format(
+          "stopped at the model's context limit: {} tokens (prompt {} + generated {}) fill its {} "
+          "positions",
+          s.tokens.size(), job_.prompt.size(), s.tokens.size() - job_.prompt.size(), limit_);
+      return finish(s, FinishReason::context_limit);
+    }
   }
-  if (!stopped) result.finish = FinishReason::length;
-  if (result.finish != FinishReason::stop_string) {
-    const std::string rest = stream.finish();
-    if (!rest.empty() && options.on_text) options.on_text(seq, rest);
+
+  void finish(Seq& s, FinishReason reason) {
+    s.result.finish = reason;
+    if (reason != FinishReason::stop_string) {
+      const std::string rest = s.stream.finish();
+      if (!rest.empty() && job_.options.on_text)
+        job_.options.on_text(static_cast<int>(&s - seqs_.data()), rest);
+    }
+    s.result.text = s.stream.emitted();
+    s.result.score = s.result.logprob;
+    s.done = true;
+    source_.release(s.id);
   }
-  result.text = stream.emitted();
-  result.score = result.logprob;
-  return result;
+
+  LogitsSource& source_;
+  const GenerationJob& job_;
+  GenerationRun run_;
+  int max_new_;
+  std::int32_t limit_;
+  std::vector<Seq> seqs_;
+  bool prefilled_ = false;
+};
+
+void check_job(const LogitsSource& source, const GenerationJob& job) {
+  validate(job.config);
+  if (job.prompt.empty())
+    fail("generate: the prompt is empty; Qwen models add no BOS token, so give at least one token");
+  const std::int32_t limit = source.context_limit();
+  if (limit > 0 && job.prompt.size() >= static_cast<std::size_t>(limit))
+    fail(
+        "the prompt has {} tokens but the model's context holds {} positions "
+        "(max_position_embeddings): no room to generate; shorten the prompt",
+        job.prompt.size(), limit);
+  if (!job.config.stop_strings.empty() && !job.options.token_bytes)
+    fail("stop strings need token text: the generation loop was given no token_bytes callback");
 }
 
 }  // namespace
 
+std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const GenerationJob& job,
+                                            int first_seq, GenerationRun run) {
+  return std::make_unique<SamplingRun>(source, job, first_seq, std::move(run));
+}
+
+std::vector<GenerationRun> generate_batch(LogitsSource& source,
+                                          std::span<const GenerationJob> jobs) {
+  for (const auto& job : jobs) check_job(source, job);
+  std::vector<std::unique_ptr<RunState>> runs;
+  int next_seq = 0;
+  for (const auto& job : jobs) {
+    GenerationRun run;
+    run.mode = decode_mode(job.config);
+    run.seed = job.config.seed ? *job.config.seed : random_seed();
+    const bool beams = run.mode == DecodeMode::beam_search || run.mode == DecodeMode::beam_sample;
+    runs.push_back(beams ? make_beam_run(source, job, next_seq, std::move(run))
+                         : make_sampling_run(source, job, next_seq, std::move(run)));
+    next_seq += sequence_ids_needed(job.config);
+  }
+  std::vector<Feed> feeds;
+  std::vector<std::size_t> first_feed(runs.size() + 1);
+  while (true) {
+    feeds.clear();
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      first_feed[r] = feeds.size();
+      runs[r]->feeds(feeds);
+    }
+    first_feed[runs.size()] = feeds.size();
+    if (feeds.empty()) break;
+    const std::vector<std::span<const float>> scores = source.step(feeds);
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      if (first_feed[r] == first_feed[r + 1]) continue;
+      runs[r]->advance(std::span(scores).subspan(first_feed[r], first_feed[r + 1] - first_feed[r]));
+    }
+  }
+  std::vector<GenerationRun> out;
+  for (auto& r : runs) out.push_back(r->take_result());
+  return out;
+}
+
 GenerationRun generate(LogitsSource& source, std::span<const std::int32_t> prompt,
                        const GenerationConfig& config, const GenerateOptions& options) {
-  validate(config);
-  if (prompt.empty()) {
-    fail("generate: the prompt is empty; Qwen models add no BOS token, so give at least one token");
-  }
-  if (options.context_limit > 0 &&
-      prompt.size() >= static_cast<std::size_t>(options.context_limit)) {
-    fail(
-        "the prompt has {} tokens but the model's context holds {} positions "
-        "(max_position_embeddings): no room to generate; shorten the prompt",
-        prompt.size(), options.context_limit);
-  }
-  if (!config.stop_strings.empty() && !options.token_bytes) {
-    fail("stop strings need token text: the generation loop was given no token_bytes callback");
-  }
-  GenerationRun run;
-  run.mode = decode_mode(config);
-  run.seed = config.seed ? *config.seed : random_seed();
-  if (run.mode == DecodeMode::beam_search || run.mode == DecodeMode::beam_sample) {
-    return beam_search(source, prompt, config, options, run);
-  }
-  ProcessorChain chain = build_chain(
-      config, {source.vocab_size(), /*include_warpers=*/run.mode == DecodeMode::sample, 1});
-  run.chain = chain.describe();
-  if (options.on_header) {
-    options.on_header(header_json(config, run.mode, run.seed, chain, prompt.size()));
-  }
-  Rng rng(run.seed);
-  for (int i = 0; i < config.num_return_sequences; ++i) {
-    run.sequences.push_back(run_one(source, i, prompt, config, options, chain, rng, run.mode));
-  }
-  return run;
+  const GenerationJob job{prompt, config, options};
+  return std::move(generate_batch(source, {&job, 1}).front());
 }
 
 }  // namespace ls::decode

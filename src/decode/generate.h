@@ -1,7 +1,11 @@
-// The model-independent generation loop: asks a LogitsSource for scores, runs the processor
-// chain, chooses a token (greedy, seeded sampling, or beam search), streams text with stop
-// strings withheld, and stops on EOS, a stop string, max_new_tokens or the context limit.
-// Everything a trace shows is handed to callbacks; nothing here prints.
+// The model-independent generation loop. Each job (a prompt with its settings) becomes a run:
+// greedy or sampled sequences (num_return_sequences of them, forked from one prefilled prompt)
+// or a beam search. generate_batch() steps every active sequence of every run together: one
+// LogitsSource::step per token, whatever the mix. Each sequence chooses with its own Sampler
+// and random stream, so a run's tokens and log-probabilities are the same alone or in a batch.
+// Text streams with stop strings withheld; a sequence stops on EOS, a stop string,
+// max_new_tokens or the context limit. Everything a trace shows goes to callbacks; nothing here
+// prints.
 #pragma once
 
 #include <cstdint>
@@ -32,14 +36,27 @@ struct GenerationResult {
   double score = 0;              // beam search: length-penalised score; else = logprob
 };
 
+// What a run is about to do, handed to on_header before its first step.
+struct RunHeader {
+  DecodeMode mode = DecodeMode::greedy;
+  std::uint64_t seed = 0;
+  std::string seed_source;  // "flag", "generation_config.json", ... or "random"
+  std::size_t prompt_tokens = 0;
+  OrderPreset order_preset = OrderPreset::hf;
+  std::vector<std::string> order;   // the configured stage order
+  std::vector<std::string> stages;  // the active stages, in order
+  std::string chain;                // the stages described
+  nlohmann::json settings;          // settings_json(config): every field, value and source
+};
+
 struct GenerateOptions {
   TokenBytesFn token_bytes;  // needed for text output and stop strings
-  // Streamed text of sequence i (sampling/greedy: as produced; beam search: once at the end).
+  // Streamed text of returned sequence i (sampling/greedy: as produced, sequences interleaved
+  // when several run together; beam search: once at the end).
   std::function<void(int sequence, std::string_view text)> on_text;
-  std::function<void(const nlohmann::json& header)> on_header;  // before the first step
-  std::function<void(const StepTrace&)> on_step;                // traces are built only if set
+  std::function<void(const RunHeader& header)> on_header;  // before the first step
+  std::function<void(const StepTrace&)> on_step;           // traces are built only if set
   int trace_top_n = 5;
-  std::int32_t context_limit = 0;  // the model's max_position_embeddings; 0: no limit
 };
 
 struct GenerationRun {
@@ -49,6 +66,16 @@ struct GenerationRun {
   std::vector<GenerationResult> sequences;
 };
 
+struct GenerationJob {
+  std::span<const std::int32_t> prompt;
+  GenerationConfig config;
+  GenerateOptions options;
+};
+
+// Runs every job to completion, all stepped together; results in job order. Sequence ids
+// 0, 1, ... of the source are used (released again when the runs end).
+std::vector<GenerationRun> generate_batch(LogitsSource& source, std::span<const GenerationJob> jobs);
+// One job.
 GenerationRun generate(LogitsSource& source, std::span<const std::int32_t> prompt,
                        const GenerationConfig& config, const GenerateOptions& options);
 

@@ -1,24 +1,45 @@
-// What the generation loop needs from a model: next-token scores for a sequence of tokens. The
-// model layer implements it over its KV cache; tests implement it with scripted distributions,
-// so processors, samplers, beam search and stopping are testable without a model.
+// What the generation loop needs from a model: next-token scores for many sequences at once.
+// One step() appends tokens to any mix of sequences (a prompt chunk to one, one token to
+// another) and returns each one's scores, so a caller drives a whole batch with one forward
+// pass per step. The engine implements it over the model and its paged KV cache; tests
+// implement it with scripted distributions, so processors, samplers, beam search and stopping
+// are testable without a model.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace ls::decode {
+
+// Tokens to append to sequence `seq` (created empty on first use), and which scores to return:
+// after the last token ([vocab]) or after every one of them ([tokens, vocab]).
+struct Feed {
+  int seq = 0;
+  std::span<const std::int32_t> tokens;
+  bool all_positions = false;
+};
 
 struct LogitsSource {
   virtual ~LogitsSource() = default;
   virtual std::int32_t vocab_size() const = 0;
-  // Appends `tokens` to sequence `seq` and returns the float32 scores (vocab_size of them) for
-  // the token that follows. The span stays valid until the next call on this source.
-  virtual std::span<const float> feed(int seq, std::span<const std::int32_t> tokens) = 0;
-  // Beam search: makes `to_seq` a copy of `from_seq` (its tokens and cached state). Beam search
-  // with B beams uses sequence ids 0 .. 2B-1; greedy and sampling use sequence 0 only.
+  // Positions a sequence may hold (the model's max_position_embeddings); 0: no limit.
+  virtual std::int32_t context_limit() const { return 0; }
+  // One batched step: each feed's scores, in the order of `feeds` (a sequence at most once).
+  // The spans stay valid until the next step, fork or release on this source.
+  virtual std::vector<std::span<const float>> step(std::span<const Feed> feeds) = 0;
+  // Makes `to_seq` a copy of `from_seq` (its tokens and cached state; an engine shares the
+  // memory of the common prefix). Whatever `to_seq` held before is released.
   virtual void fork(int from_seq, int to_seq) = 0;
-  // Empties sequence `seq`.
-  virtual void reset(int seq) = 0;
+  // Forgets sequence `seq` and frees what it held; it may be fed again from empty.
+  virtual void release(int seq) = 0;
+
+  // A step with one feed.
+  std::span<const float> feed(int seq, std::span<const std::int32_t> tokens,
+                              bool all_positions = false) {
+    const Feed f{seq, tokens, all_positions};
+    return step({&f, 1}).front();
+  }
 };
 
 }  // namespace ls::decode

@@ -34,6 +34,28 @@ std::uint64_t Rng::next_u64() {
   return result;
 }
 
+Rng Rng::stream(std::uint64_t seed, int index) {
+  Rng r(seed);
+  for (int i = 0; i < index; ++i) r.jump();
+  return r;
+}
+
+void Rng::jump() {
+  // The jump polynomial of xoshiro256** (Blackman & Vigna): the state after 2^128 steps is the
+  // XOR of the states at the steps whose bits are set.
+  static constexpr std::uint64_t kJump[] = {0x180ec6d33cfd0abaULL, 0xd5a61266f0c9392cULL,
+                                            0xa9582618e03fc9aaULL, 0x39abdc4529b1661cULL};
+  std::array<std::uint64_t, 4> t{};
+  for (std::uint64_t word : kJump) {
+    for (int b = 0; b < 64; ++b) {
+      if (word & (std::uint64_t{1} << b))
+        for (std::size_t i = 0; i < 4; ++i) t[i] ^= s_[i];
+      next_u64();
+    }
+  }
+  s_ = t;
+}
+
 double Rng::uniform() {
   return static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
 }

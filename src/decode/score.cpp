@@ -61,7 +61,7 @@ ScoreResult score_continuation(LogitsSource& source, std::span<const std::int32_
   if (prompt.empty()) fail("score: the prompt is empty; the first token has no context to score");
   check_ids(continuation, source.vocab_size());
   ScoreResult result;
-  source.reset(seq);
+  source.release(seq);
   std::span<const float> scores = source.feed(seq, prompt);
   for (std::size_t i = 0; i < continuation.size(); ++i) {
     result.tokens.push_back(score_token(scores, continuation[i]));

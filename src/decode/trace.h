@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "decode/generation_config.h"
 #include "decode/processor.h"
 
 namespace ls::decode {
@@ -45,7 +46,7 @@ struct BeamTrace {
 struct StepTrace {
   int sequence = 0;
   int step = 0;
-  std::string mode;  // greedy, sample, beam_search, beam_sample
+  DecodeMode mode = DecodeMode::greedy;
   std::int32_t raw_candidates = 0;
   std::vector<TokenScore> raw_top;
   std::vector<StageTrace> stages;

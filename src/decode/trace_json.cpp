@@ -112,7 +112,7 @@ std::string display_token(std::string_view bytes) {
 }
 
 json step_json(const StepTrace& s, const TokenBytesFn& token_bytes) {
-  json j = {{"type", "step"}, {"sequence", s.sequence}, {"step", s.step}, {"mode", s.mode}};
+  json j = {{"type", "step"}, {"sequence", s.sequence}, {"step", s.step}, {"mode", to_string(s.mode)}};
   if (!s.raw_top.empty() || s.raw_candidates > 0) {
     j["raw"] = {{"candidates", s.raw_candidates},
                 {"entropy", number(s.entropy_before)},
@@ -163,18 +163,17 @@ json step_json(const StepTrace& s, const TokenBytesFn& token_bytes) {
   return j;
 }
 
-json header_json(const GenerationConfig& config, DecodeMode mode, std::uint64_t seed,
-                 const ProcessorChain& chain, std::size_t prompt_len) {
+json header_json(const RunHeader& h) {
   return {{"type", "header"},
-          {"mode", to_string(mode)},
-          {"seed", seed},
-          {"seed_source", config.seed ? config.source_of("seed") : "random"},
-          {"prompt_tokens", prompt_len},
-          {"order_preset", to_string(config.order_preset)},
-          {"order", resolve_order(config)},
-          {"stages", chain.names()},
-          {"chain", chain.describe()},
-          {"settings", settings_json(config)}};
+          {"mode", to_string(h.mode)},
+          {"seed", h.seed},
+          {"seed_source", h.seed_source},
+          {"prompt_tokens", h.prompt_tokens},
+          {"order_preset", to_string(h.order_preset)},
+          {"order", h.order},
+          {"stages", h.stages},
+          {"chain", h.chain},
+          {"settings", h.settings}};
 }
 
 }  // namespace ls::decode

@@ -9,15 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decode/chain.h"
-#include "decode/generation_config.h"
+#include "decode/generate.h"
 #include "decode/trace.h"
 
 namespace ls::decode {
 
 nlohmann::json step_json(const StepTrace& step, const TokenBytesFn& token_bytes);
-nlohmann::json header_json(const GenerationConfig& config, DecodeMode mode, std::uint64_t seed,
-                           const ProcessorChain& chain, std::size_t prompt_len);
+nlohmann::json header_json(const RunHeader& header);
 
 // Valid UTF-8 with each invalid or incomplete sequence replaced by U+FFFD.
 std::string sanitize_utf8(std::string_view bytes);

@@ -80,23 +80,21 @@ const float* load_row(const std::uint8_t* row, DType type, std::size_t n, float*
 
 }  // namespace
 
-void attend_group(const float* q, std::size_t group, const std::uint8_t* k_cache,
-                  const std::uint8_t* v_cache, DType cache_type, std::size_t n_ctx,
-                  std::size_t kv_stride, std::size_t head_dim, float scale, float* scratch,
-                  float* out) {
-  const std::size_t row_bytes = kv_stride * dtype_size(cache_type);
+void attend_group(const float* q, std::size_t group, const KvRows& k_rows, const KvRows& v_rows,
+                  DType cache_type, std::size_t n_ctx, std::size_t head_dim, float scale,
+                  float* scratch, float* out) {
   float* scores = scratch;                // [group][n_ctx]
   float* kbuf = scratch + group * n_ctx;  // [head_dim]
   float* vbuf = kbuf + head_dim;          // [head_dim]
   for (std::size_t p = 0; p < n_ctx; ++p) {
-    const float* k = load_row(k_cache + p * row_bytes, cache_type, head_dim, kbuf);
+    const float* k = load_row(k_rows.row(p), cache_type, head_dim, kbuf);
     for (std::size_t g = 0; g < group; ++g)
       scores[g * n_ctx + p] = dot_f32(k, q + g * head_dim, head_dim) * scale;
   }
   for (std::size_t g = 0; g < group; ++g) softmax({scores + g * n_ctx, n_ctx});
   std::fill(out, out + group * head_dim, 0.0f);
   for (std::size_t p = 0; p < n_ctx; ++p) {
-    const float* v = load_row(v_cache + p * row_bytes, cache_type, head_dim, vbuf);
+    const float* v = load_row(v_rows.row(p), cache_type, head_dim, vbuf);
     for (std::size_t g = 0; g < group; ++g) {
       const float a = scores[g * n_ctx + p];
       float* o = out + g * head_dim;

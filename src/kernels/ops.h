@@ -31,15 +31,27 @@ void softmax(std::span<float> x);
 // out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g))
 void silu_mul(const float* gate, const float* up, std::size_t n, float* out);
 
-// Attention of the `group` query heads that share one KV head, over positions [0, n_ctx) of a
-// cache laid out [position][kv_head][head_dim] in F32, F16 or BF16 (row stride kv_stride
-// elements): out_g = softmax(q_g . K^T * scale) V for each head g. Each key and value row is
-// read (and widened) once for the whole group. q and out hold group * head_dim floats;
-// scratch holds group * (n_ctx + 2 * head_dim) floats.
-void attend_group(const float* q, std::size_t group, const std::uint8_t* k_cache,
-                  const std::uint8_t* v_cache, DType cache_type, std::size_t n_ctx,
-                  std::size_t kv_stride, std::size_t head_dim, float scale, float* scratch,
-                  float* out);
+// The rows of one layer's keys (or values) of a KV cache kept in blocks of positions: row p
+// starts at blocks[p / block_rows] + offset + (p % block_rows) * row_bytes. A contiguous cache is
+// one block of n_ctx rows.
+struct KvRows {
+  const std::uint8_t* const* blocks;
+  std::size_t block_rows;
+  std::size_t row_bytes;
+  std::size_t offset;
+  const std::uint8_t* row(std::size_t p) const {
+    return blocks[p / block_rows] + offset + (p % block_rows) * row_bytes;
+  }
+};
+
+// Attention of the `group` query heads that share one KV head, over positions [0, n_ctx) of
+// the cache rows `k` and `v` (each row starting at that KV head's head_dim elements of F32, F16
+// or BF16): out_g = softmax(q_g . K^T * scale) V for each head g. Each key and value row is
+// read (and widened) once for the whole group, in position order whatever the blocks. q and
+// out hold group * head_dim floats; scratch holds group * (n_ctx + 2 * head_dim) floats.
+void attend_group(const float* q, std::size_t group, const KvRows& k, const KvRows& v,
+                  DType cache_type, std::size_t n_ctx, std::size_t head_dim, float scale,
+                  float* scratch, float* out);
 
 // Converts n float32 values to a cache row of type F32, F16 or BF16 (round to nearest even).
 void store_row(const float* x, std::size_t n, DType type, std::uint8_t* out);

@@ -440,6 +440,14 @@ double GgufFile::require_float(std::string_view key) const {
   return *v;
 }
 
+void GgufFile::drop_arrays() {
+  for (auto& kv : kvs_) {
+    if (kv.type != GgufType::Array || kv.skipped) continue;
+    kv.value = nlohmann::json();
+    kv.skipped = true;
+  }
+}
+
 const nlohmann::json* GgufFile::get_array(std::string_view key, GgufType elem) const {
   const GgufKV* kv = find_kv(key);
   if (!kv) return nullptr;

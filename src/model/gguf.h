@@ -70,6 +70,8 @@ class GgufFile {
   std::size_t data_offset() const { return data_offset_; }  // start of the tensor data section
 
   const std::vector<GgufKV>& metadata() const { return kvs_; }
+  // Frees the arrays kept in memory (as if opened with Skip), once what needed them is built.
+  void drop_arrays();
   const GgufKV* find_kv(std::string_view key) const;
 
   // Typed access; each throws naming the file and the key when the key is missing (for the

@@ -1,62 +1,113 @@
-// KVCache: the keys and values of every past position of one sequence, per layer, laid out
-// [position][kv_heads * head_dim] in F32, F16 or BF16 (F16/BF16 halve the memory; attention
-// widens them to float32). Memory = 2 x layers x kv_dim x capacity x element size; the
-// capacity grows (doubling) with the context up to max_position_embeddings, and going past that
-// is an error, not a silent wrap.
+// KV memory in fixed-size blocks of positions, as vLLM's paged attention keeps it. A
+// KvBlockPool hands out blocks with reference counts; a KVCache is one sequence's block table.
+// Forking a sequence shares every block (the common prefix is held once); a shared block is
+// copied only when a sequence writes into it (its last, partly filled block). Positions past
+// max_position_embeddings are an error, checked here and nowhere else.
+//
+// Block layout: [layer][k|v][block_positions][kv_heads * head_dim] elements of F32, F16 or BF16
+// (F16/BF16 halve the memory; attention widens them to float32).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/dtype.h"
-#include "core/error.h"
+#include "kernels/ops.h"
 #include "model/config.h"
 
 namespace ls {
 
-struct KVCache {
-  DType dtype = DType::F32;
-  std::int64_t kv_dim = 0;                      // kv_heads * head_dim
-  std::int64_t max_positions = 0;               // max_position_embeddings
-  std::int64_t length = 0;                      // positions filled
-  std::vector<std::vector<std::uint8_t>> k, v;  // per layer: [capacity, kv_dim] elements
+// Throws unless `type` is a KV cache element type (F32, F16 or BF16).
+void check_kv_type(DType type);
 
-  KVCache(const ModelConfig& c, DType type)
-      : dtype(type),
-        kv_dim(c.kv_dim()),
-        max_positions(c.max_position_embeddings),
-        k(static_cast<std::size_t>(c.num_hidden_layers)),
-        v(static_cast<std::size_t>(c.num_hidden_layers)) {
-    if (type != DType::F32 && type != DType::F16 && type != DType::BF16)
-      fail("KV cache type must be F32, F16 or BF16, got {}", dtype_name(type));
+class KvBlockPool {
+ public:
+  static constexpr std::int64_t kDefaultBlockPositions = 16;
+  KvBlockPool(const ModelConfig& c, DType type,
+              std::int64_t block_positions = kDefaultBlockPositions);
+  KvBlockPool(const KvBlockPool&) = delete;
+  KvBlockPool& operator=(const KvBlockPool&) = delete;
+
+  DType dtype() const { return dtype_; }
+  std::int64_t block_positions() const { return block_positions_; }
+  std::int64_t max_positions() const { return max_positions_; }
+  std::size_t row_bytes() const { return row_bytes_; }  // one position of one layer's K (or V)
+  std::size_t block_bytes() const { return block_bytes_; }
+  // Byte offset of layer `layer`'s K (side 0) or V (side 1) rows inside a block.
+  std::size_t side_offset(std::size_t layer, int side) const {
+    return (2 * layer + static_cast<std::size_t>(side)) *
+           static_cast<std::size_t>(block_positions_) * row_bytes_;
   }
 
-  std::size_t row_bytes() const { return static_cast<std::size_t>(kv_dim) * dtype_size(dtype); }
-  std::int64_t capacity() const {
-    return k.empty() ? 0 : static_cast<std::int64_t>(k[0].size() / row_bytes());
+  std::int32_t allocate();  // a block with one reference
+  void retain(std::int32_t block);
+  void release(std::int32_t block);  // back to the free list at zero references
+  std::int32_t refs(std::int32_t block) const { return refs_[static_cast<std::size_t>(block)]; }
+  std::uint8_t* data(std::int32_t block) { return storage_[static_cast<std::size_t>(block)].get(); }
+
+  std::size_t blocks_in_use() const { return storage_.size() - free_.size(); }
+  std::size_t bytes_in_use() const { return blocks_in_use() * block_bytes_; }
+  // Blocks allocated from the system (in use or on the free list, kept for reuse).
+  std::size_t bytes_reserved() const { return storage_.size() * block_bytes_; }
+
+ private:
+  DType dtype_;
+  std::int64_t block_positions_;
+  std::int64_t max_positions_;
+  std::size_t layers_;
+  std::size_t row_bytes_;
+  std::size_t block_bytes_;
+  std::vector<std::unique_ptr<std::uint8_t[]>> storage_;
+  std::vector<std::int32_t> refs_;
+  std::vector<std::int32_t> free_;
+};
+
+class KVCache {
+ public:
+  explicit KVCache(KvBlockPool& pool) : pool_(&pool) {}
+  KVCache(const KVCache&) = delete;
+  KVCache& operator=(const KVCache&) = delete;
+  KVCache(KVCache&& other) noexcept;
+  KVCache& operator=(KVCache&& other) noexcept;
+  ~KVCache() { clear(); }
+
+  // A second sequence with the same positions, sharing every block.
+  KVCache fork() const;
+  // Back to an empty sequence; its blocks go back to the pool.
+  void clear();
+
+  std::int64_t length = 0;  // positions filled
+
+  DType dtype() const { return pool_->dtype(); }
+  // Throws unless `positions` positions in total fit the model's context.
+  void check_room(std::int64_t positions) const;
+  // Makes positions [from, to) writable: blocks allocated up to `to`, and a block shared with
+  // another sequence copied before this one writes into it. Checks the context (check_room).
+  void prepare_write(std::int64_t from, std::int64_t to);
+
+  std::uint8_t* k_at(std::size_t layer, std::int64_t pos) { return at(layer, 0, pos); }
+  std::uint8_t* v_at(std::size_t layer, std::int64_t pos) { return at(layer, 1, pos); }
+  // The rows of one layer's K or V, starting `offset` bytes into each row (a KV head).
+  kernels::KvRows rows(std::size_t layer, int side, std::size_t offset) const {
+    return {block_data_.data(), static_cast<std::size_t>(pool_->block_positions()),
+            pool_->row_bytes(), pool_->side_offset(layer, side) + offset};
   }
 
-  // Makes room for `positions` positions in total.
-  void reserve(std::int64_t positions) {
-    if (positions > max_positions)
-      fail("context of {} tokens exceeds the model's max_position_embeddings {}", positions,
-           max_positions);
-    if (positions <= capacity()) return;
-    std::int64_t cap = std::max<std::int64_t>(capacity() * 2, 256);
-    cap = std::min(std::max(cap, positions), max_positions);
-    for (auto* side : {&k, &v})
-      for (auto& layer : *side) layer.resize(static_cast<std::size_t>(cap) * row_bytes());
+  std::size_t blocks() const { return blocks_.size(); }
+  // Bytes of the blocks this sequence holds (a block shared with a fork counts for both).
+  std::size_t bytes() const { return blocks_.size() * pool_->block_bytes(); }
+
+ private:
+  std::uint8_t* at(std::size_t layer, int side, std::int64_t pos) {
+    const auto bp = pool_->block_positions();
+    return block_data_[static_cast<std::size_t>(pos / bp)] + pool_->side_offset(layer, side) +
+           static_cast<std::size_t>(pos % bp) * pool_->row_bytes();
   }
 
-  std::uint8_t* k_at(std::size_t layer, std::int64_t pos) {
-    return &k[layer][static_cast<std::size_t>(pos) * row_bytes()];
-  }
-  std::uint8_t* v_at(std::size_t layer, std::int64_t pos) {
-    return &v[layer][static_cast<std::size_t>(pos) * row_bytes()];
-  }
-
-  std::size_t bytes() const { return 2 * k.size() * (k.empty() ? 0 : k[0].size()); }
+  KvBlockPool* pool_;
+  std::vector<std::int32_t> blocks_;        // block ids, in position order
+  std::vector<std::uint8_t*> block_data_;  // their memory
 };
 
 }  // namespace ls

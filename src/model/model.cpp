@@ -12,20 +12,28 @@ namespace ls {
 
 namespace fs = std::filesystem;
 
-Model::Model(std::string path, ModelConfig config, TensorStore store)
-    : path_(std::move(path)), config_(std::move(config)), store_(std::move(store)) {
+Model::Model(std::string path, ModelConfig config, TensorStore store, DType kv_type)
+    : path_(std::move(path)),
+      config_(std::move(config)),
+      store_(std::move(store)),
+      kv_type_(kv_type) {
+  check_kv_type(kv_type);
   weights_ = bind_weights(
       config_, [this](const std::string& n) { return store_.find(n); }, store_.gguf() != nullptr,
       path_);
 }
 
-std::unique_ptr<Model> Model::load(const std::string& path) {
-  if (fs::path(path).extension() == ".gguf" && !fs::is_directory(path)) {
-    // A GGUF file is the whole model: config and tokenizer come from its metadata.
-    TensorStore store = TensorStore::open_gguf(path);
-    ModelConfig config = gguf_model_config(*store.gguf());
-    return std::unique_ptr<Model>(new Model(path, std::move(config), std::move(store)));
-  }
+std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GgufFile> file, DType kv_type) {
+  // A GGUF file is the whole model: the config comes from its metadata.
+  ModelConfig config = gguf_model_config(*file);
+  std::string path = file->path();
+  return std::unique_ptr<Model>(
+      new Model(std::move(path), std::move(config), TensorStore::from_gguf(std::move(file)), kv_type));
+}
+
+std::unique_ptr<Model> Model::load(const std::string& path, DType kv_type) {
+  if (fs::path(path).extension() == ".gguf" && !fs::is_directory(path))
+    return from_gguf(std::make_unique<GgufFile>(path, GgufArrays::Skip), kv_type);
   if (!fs::is_directory(path))
     fail(
         "{}: not a model directory (expected config.json and *.safetensors inside) nor a .gguf "
@@ -33,7 +41,7 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
         path);
   ModelConfig config = load_model_config((fs::path(path) / "config.json").string());
   TensorStore store = TensorStore::open_hf_dir(path);
-  std::unique_ptr<Model> m(new Model(path, std::move(config), std::move(store)));
+  std::unique_ptr<Model> m(new Model(path, std::move(config), std::move(store), kv_type));
   const fs::path gen = fs::path(path) / "generation_config.json";
   if (fs::exists(gen)) {
     try {
@@ -63,7 +71,8 @@ Session::Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk,
                  std::optional<DType> kv_type)
     : model_(model),
       pool_(pool),
-      cache_(model.config(), kv_type.value_or(model.kv_type())),
+      blocks_(model.config(), kv_type.value_or(model.kv_type())),
+      cache_(blocks_),
       acts_(model.config(), max_chunk) {}
 
 std::span<const float> Session::feed(std::span<const std::int32_t> tokens, bool all_positions) {

@@ -1,6 +1,7 @@
-// A loaded model: its config, generation defaults, memory-mapped tensors and bound weights,
-// plus Session, one sequence being decoded (its KV cache and scratch buffers). A Model is
-// immutable after load and may be shared by many sessions.
+// A loaded model: its config, generation defaults, memory-mapped tensors, bound weights and the
+// KV element type chosen at load, plus Session, one sequence decoded on its own (a batch of one
+// with its own KV blocks and scratch; the engine runs many). A Model is immutable after load and
+// may be shared by many sessions.
 #pragma once
 
 #include <memory>
@@ -22,8 +23,12 @@ namespace ls {
 
 class Model {
  public:
-  // `path`: a Hugging Face model directory (config.json, *.safetensors, ...).
-  static std::unique_ptr<Model> load(const std::string& path);
+  // `path`: a Hugging Face model directory (config.json, *.safetensors, ...) or a .gguf file;
+  // kv_type: the KV cache element type of its sequences (F32, F16 or BF16).
+  static std::unique_ptr<Model> load(const std::string& path, DType kv_type = DType::F32);
+  // A GGUF file already open (the engine reads its tokenizer and template from it first).
+  static std::unique_ptr<Model> from_gguf(std::unique_ptr<GgufFile> file,
+                                          DType kv_type = DType::F32);
 
   const std::string& path() const { return path_; }
   const ModelConfig& config() const { return config_; }
@@ -33,12 +38,11 @@ class Model {
   std::size_t weight_bytes() const { return store_.total_bytes(); }
   // Name of the dtype most weights are stored in ("BF16", ...), for reports.
   std::string weight_dtype() const;
-  // The KV cache element type new sessions use unless told otherwise (F32 by default).
+  // The KV cache element type of this model's sequences, fixed at load.
   DType kv_type() const { return kv_type_; }
-  void set_kv_type(DType t) { kv_type_ = t; }
 
  private:
-  Model(std::string path, ModelConfig config, TensorStore store);
+  Model(std::string path, ModelConfig config, TensorStore store, DType kv_type);
   std::string path_;
   ModelConfig config_;
   TensorStore store_;
@@ -59,13 +63,14 @@ class Session {
   std::span<const float> feed(std::span<const std::int32_t> tokens, bool all_positions = false);
 
   std::int64_t length() const { return cache_.length; }
-  void reset() { cache_.length = 0; }
+  void reset() { cache_.clear(); }
   const KVCache& cache() const { return cache_; }
   const Model& model() const { return model_; }
 
  private:
   const Model& model_;
   ThreadPool& pool_;
+  KvBlockPool blocks_;
   KVCache cache_;
   Activations acts_;
   std::vector<float> logits_;

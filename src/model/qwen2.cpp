@@ -11,6 +11,7 @@
 
 #include <cmath>
 
+#include "core/error.h"
 #include "kernels/ops.h"
 
 namespace ls {
@@ -57,7 +58,6 @@ void attention(const ModelConfig& c, std::span<const SequenceInput> batch,
   const auto kv_heads = static_cast<std::size_t>(c.num_key_value_heads);
   const auto hd = static_cast<std::size_t>(c.head_dim);
   const std::size_t group = static_cast<std::size_t>(c.num_attention_heads) / kv_heads;
-  const auto kv_stride = static_cast<std::size_t>(c.kv_dim());
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   pool.parallel_for(n_rows * kv_heads, [&](std::size_t begin, std::size_t end) {
     // Grows with the context only (doubling), never per token.
@@ -71,10 +71,10 @@ void attention(const ModelConfig& c, std::span<const SequenceInput> batch,
       const auto n_ctx = static_cast<std::size_t>(cache.length) + seg.start + (row - seg.row0) + 1;
       const std::size_t need = group * (n_ctx + 2 * hd);
       if (scratch.size() < need) scratch.resize(std::max(need, 2 * scratch.size()));
-      const std::size_t off = h * hd * dtype_size(cache.dtype);
+      const std::size_t off = h * hd * dtype_size(cache.dtype());
       k::attend_group(&a.q[row * group * kv_heads * hd + h * group * hd], group,
-                      cache.k_at(layer, 0) + off, cache.v_at(layer, 0) + off, cache.dtype, n_ctx,
-                      kv_stride, hd, scale, scratch.data(),
+                      cache.rows(layer, 0, off), cache.rows(layer, 1, off), cache.dtype(), n_ctx,
+                      hd, scale, scratch.data(),
                       &a.att[row * group * kv_heads * hd + h * group * hd]);
     }
   });
@@ -91,7 +91,8 @@ void forward_chunk(const ModelConfig& c, const Weights& w, std::span<const Seque
 
   for (const Segment& s : segs) {
     const SequenceInput& in = batch[s.seq];
-    in.cache->reserve(in.cache->length + static_cast<std::int64_t>(s.start + s.count));
+    in.cache->prepare_write(in.cache->length + static_cast<std::int64_t>(s.start),
+                            in.cache->length + static_cast<std::int64_t>(s.start + s.count));
     for (std::size_t j = 0; j < s.count; ++j) {
       const std::size_t t = s.row0 + j;
       const auto pos = static_cast<std::size_t>(in.cache->length) + s.start + j;
@@ -119,8 +120,8 @@ void forward_chunk(const ModelConfig& c, const Weights& w, std::span<const Seque
                      sn);
         k::rope_neox(&a.k[t * kv], static_cast<std::size_t>(c.num_key_value_heads), hd, cs, sn);
         const std::int64_t pos = cache.length + static_cast<std::int64_t>(s.start + j);
-        k::store_row(&a.k[t * kv], kv, cache.dtype, cache.k_at(l, pos));
-        k::store_row(&a.v[t * kv], kv, cache.dtype, cache.v_at(l, pos));
+        k::store_row(&a.k[t * kv], kv, cache.dtype(), cache.k_at(l, pos));
+        k::store_row(&a.v[t * kv], kv, cache.dtype(), cache.v_at(l, pos));
       }
     }
     attention(c, batch, segs, l, T, a, pool);
@@ -183,10 +184,7 @@ void check_input(const ModelConfig& c, const SequenceInput& in) {
   for (std::int32_t id : in.tokens)
     if (id < 0 || id >= c.vocab_size)
       fail("token id {} is out of range: the model's vocab_size is {}", id, c.vocab_size);
-  const std::int64_t total = in.cache->length + static_cast<std::int64_t>(in.tokens.size());
-  if (total > c.max_position_embeddings)
-    fail("context of {} tokens exceeds the model's max_position_embeddings {}", total,
-         c.max_position_embeddings);
+  in.cache->check_room(in.cache->length + static_cast<std::int64_t>(in.tokens.size()));
 }
 
 }  // namespace

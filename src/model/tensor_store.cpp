@@ -63,9 +63,13 @@ TensorStore TensorStore::open_hf_dir(const std::string& dir) {
 }
 
 TensorStore TensorStore::open_gguf(const std::string& path) {
+  return from_gguf(std::make_unique<GgufFile>(path, GgufArrays::Skip));  // no arrays needed
+}
+
+TensorStore TensorStore::from_gguf(std::unique_ptr<GgufFile> file) {
   TensorStore s;
-  s.source_ = path;
-  s.gguf_ = std::make_unique<GgufFile>(path, GgufArrays::Skip);  // the model needs no arrays
+  s.source_ = file->path();
+  s.gguf_ = std::move(file);
   for (const auto& t : s.gguf_->tensors()) s.by_name_[t.name] = &t;
   return s;
 }

@@ -17,6 +17,8 @@ class TensorStore {
  public:
   static TensorStore open_hf_dir(const std::string& dir);
   static TensorStore open_gguf(const std::string& path);
+  // A GGUF file already open (its metadata read for the config, tokenizer and template).
+  static TensorStore from_gguf(std::unique_ptr<GgufFile> file);
 
   const TensorView* find(const std::string& name) const;
   std::vector<std::string> names() const;

@@ -120,12 +120,13 @@ struct RowsSource final : LogitsSource {
   std::vector<std::vector<float>> rows;
   std::size_t fed = 0;
   std::int32_t vocab_size() const override { return static_cast<std::int32_t>(rows.at(0).size()); }
-  std::span<const float> feed(int, std::span<const std::int32_t> tokens) override {
-    fed += tokens.size();
-    return rows.at(fed - 1);
+  std::vector<std::span<const float>> step(std::span<const Feed> feeds) override {
+    if (feeds.size() != 1) ls::fail("RowsSource holds one sequence, got {} feeds", feeds.size());
+    fed += feeds[0].tokens.size();
+    return {rows.at(fed - 1)};
   }
   void fork(int, int) override {}
-  void reset(int) override { fed = 0; }
+  void release(int) override { fed = 0; }
 };
 
 json run_case(const json& c) {

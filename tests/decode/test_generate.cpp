@@ -181,19 +181,17 @@ TEST(Stopping, MaxNewTokensAndContextLimit) {
   }
   {
     ScriptedSource source(4, script);
-    GenerateOptions o;
-    o.context_limit = 5;  // room for two generated tokens
-    const auto r = generate(source, prompt, c, o).sequences[0];
+    source.limit = 5;  // room for two generated tokens
+    const auto r = generate(source, prompt, c, {}).sequences[0];
     EXPECT_EQ(r.tokens.size(), 2u);
     EXPECT_EQ(r.finish, FinishReason::context_limit);
     EXPECT_NE(r.message.find("context limit"), std::string::npos) << r.message;
   }
   {
     ScriptedSource source(4, script);
-    GenerateOptions o;
-    o.context_limit = 3;
+    source.limit = 3;
     try {
-      generate(source, prompt, c, o);
+      generate(source, prompt, c, {});
       FAIL() << "a prompt filling the context must be an error";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("context"), std::string::npos) << e.what();
@@ -378,7 +376,7 @@ TEST(Trace, StepRecordsEveryQuantity) {
   o.on_step = [&](const StepTrace& s) { steps.push_back(s); };
   o.trace_top_n = 3;
   nlohmann::json header;
-  o.on_header = [&](const nlohmann::json& h) { header = h; };
+  o.on_header = [&](const RunHeader& h) { header = header_json(h); };
   const std::vector<std::int32_t> prompt = {kPrompt};
   generate(source, prompt, c, o);
   ASSERT_EQ(steps.size(), 3u);

@@ -1,6 +1,7 @@
 // The small ops against formulas written here in double precision, independently of ops.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -89,8 +90,32 @@ TEST(Ops, AttendGroupIsSoftmaxWeightedValuesPerHead) {
       EXPECT_NE(ks, k);  // rounding happened
     }
     std::vector<float> scratch(group * (n + 2 * hd)), out(group * hd);
-    ls::kernels::attend_group(q.data(), group, kc.data() + hd * es, vc.data() + hd * es, type, n,
-                              stride, hd, scale, scratch.data(), out.data());
+    const std::uint8_t* kb = kc.data();
+    const std::uint8_t* vb = vc.data();
+    const std::size_t row_bytes = stride * es;
+    ls::kernels::attend_group(q.data(), group, {&kb, n, row_bytes, hd * es},
+                              {&vb, n, row_bytes, hd * es}, type, n, hd, scale, scratch.data(),
+                              out.data());
+    // The same rows scattered over blocks of 4 positions (a paged cache) give the same bits.
+    std::vector<std::vector<std::uint8_t>> kblocks, vblocks;
+    std::vector<const std::uint8_t*> kptr, vptr;
+    for (std::size_t p0 = 0; p0 < n; p0 += 4) {
+      const std::size_t rows = std::min<std::size_t>(4, n - p0);
+      kblocks.emplace_back(4 * row_bytes, 0xEE);
+      vblocks.emplace_back(4 * row_bytes, 0xEE);
+      std::memcpy(kblocks.back().data(), kc.data() + p0 * row_bytes, rows * row_bytes);
+      std::memcpy(vblocks.back().data(), vc.data() + p0 * row_bytes, rows * row_bytes);
+    }
+    for (std::size_t b = 0; b < kblocks.size(); ++b) {
+      kptr.push_back(kblocks[b].data());
+      vptr.push_back(vblocks[b].data());
+    }
+    std::vector<float> paged(group * hd);
+    ls::kernels::attend_group(q.data(), group, {kptr.data(), 4, row_bytes, hd * es},
+                              {vptr.data(), 4, row_bytes, hd * es}, type, n, hd, scale,
+                              scratch.data(), paged.data());
+    EXPECT_EQ(0, std::memcmp(paged.data(), out.data(), out.size() * sizeof(float)))
+        << ls::dtype_name(type);
     for (std::size_t g = 0; g < group; ++g) {
       std::vector<double> sc(n);
       double mx = -1e300, z = 0;

@@ -1,0 +1,37 @@
+// The pieces generate_batch() drives: a run states which tokens it feeds this step and gets
+// the scores back; sampling runs and beam searches both take this shape, so one loop steps any
+// mix of them with one LogitsSource::step per token.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "decode/generate.h"
+
+namespace ls::decode {
+
+class RunState {
+ public:
+  virtual ~RunState() = default;
+  // Appends this step's feeds (none once the run is done).
+  virtual void feeds(std::vector<Feed>& out) = 0;
+  // The scores for the feeds it appended, in the same order.
+  virtual void advance(std::span<const std::span<const float>> scores) = 0;
+  virtual bool done() const = 0;
+  virtual GenerationRun take_result() = 0;
+};
+
+// Sequence ids [first_seq, first_seq + sequence_ids_needed(config)) of `source` are the run's.
+int sequence_ids_needed(const GenerationConfig& config);
+// Greedy or sampled sequences (generate.cpp); `run` carries mode and seed in.
+std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const GenerationJob& job,
+                                            int first_seq, GenerationRun run);
+// Beam search or beam sampling (beam_search.cpp).
+std::unique_ptr<RunState> make_beam_run(LogitsSource& source, const GenerationJob& job,
+                                        int first_seq, GenerationRun run);
+// The header of a run (stage order, settings and their sources).
+RunHeader make_header(const GenerationConfig& config, DecodeMode mode, std::uint64_t seed,
+                      const ProcessorChain& chain, std::size_t prompt_len);
+
+}  // namespace ls::decode

@@ -1,0 +1,57 @@
+// The per-sequence chain-and-choice object (see sampler.h).
+#include "decode/sampler.h"
+
+#include "core/error.h"
+#include "decode/choose.h"
+#include "decode/distribution.h"
+#include "decode/order.h"
+
+namespace ls::decode {
+
+Sampler::Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size,
+                 Rng rng, int min_tokens_to_keep)
+    : mode_(mode),
+      chain_(build_chain(config, {vocab_size,
+                                  /*include_warpers=*/mode == DecodeMode::sample ||
+                                      mode == DecodeMode::beam_sample,
+                                  min_tokens_to_keep})),
+      rng_(rng) {}
+
+void Sampler::process(std::span<float> scores, const TokenHistory& history) {
+  chain_.apply(scores, history);
+}
+
+Choice Sampler::choose(std::span<const float> raw, const TokenHistory& history, StepTrace* trace,
+                       int trace_top_n, std::optional<double> draw) {
+  work_.assign(raw.begin(), raw.end());
+  if (trace != nullptr) {
+    trace->mode = mode_;
+    trace_raw(*trace, raw, trace_top_n);
+    before_ = work_;
+    chain_.apply_observed(work_, history,
+                          [&](const LogitsProcessor& stage, std::span<const float> after) {
+                            trace->stages.push_back(
+                                trace_stage(stage, before_, after, trace_top_n));
+                            before_.assign(after.begin(), after.end());
+                          });
+  } else {
+    chain_.apply(work_, history);
+  }
+  Choice c;
+  if (mode_ == DecodeMode::sample) {
+    c.draw = draw ? *draw : rng_.uniform();
+    c.token = choose_sample(work_, *c.draw);
+  } else {
+    c.token = choose_greedy(work_);
+  }
+  c.raw_logprob = static_cast<double>(raw[c.token]) - log_sum_exp(raw);
+  c.logprob = static_cast<double>(work_[c.token]) - log_sum_exp(work_);
+  chain_.accept(c.token);
+  if (trace != nullptr) {
+    trace->draw = c.draw;
+    trace_choice(*trace, raw, work_, c.token);
+  }
+  return c;
+}
+
+}  // namespace ls::decode

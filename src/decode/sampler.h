@@ -1,0 +1,57 @@
+// One token's choice, as every command makes it: the processor chain over the raw scores, the
+// choice (greedy argmax or a seeded inverse-CDF draw), the log-probability bookkeeping and
+// accept(), behind one call. generate, seeds, replay, sweep and compare all choose through a
+// Sampler; beam search ranks its candidates from Sampler::process. Each sequence has its own
+// Sampler (its chain's state and its own random stream), so sequences stepped together choose
+// exactly as they would alone.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "decode/chain.h"
+#include "decode/generation_config.h"
+#include "decode/rng.h"
+#include "decode/trace.h"
+
+namespace ls::decode {
+
+struct Choice {
+  std::int32_t token = -1;
+  double raw_logprob = 0;  // log_softmax of the raw scores at the token: the model's view
+  double logprob = 0;      // log_softmax of the processed scores: the distribution drawn from
+  std::optional<double> draw;
+};
+
+class Sampler {
+ public:
+  // mode greedy or sample (beam modes use process() only); `rng` is this sequence's stream.
+  Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size, Rng rng,
+          int min_tokens_to_keep = 1);
+
+  // Chain, choice, accept. `draw` replaces the sampler's own draw (replay reuses a recorded
+  // one). When `trace` is given it receives the raw top, every stage and the choice.
+  Choice choose(std::span<const float> raw, const TokenHistory& history,
+                StepTrace* trace = nullptr, int trace_top_n = 5,
+                std::optional<double> draw = std::nullopt);
+  // The chain alone over `scores`, in place (beam search, sweep).
+  void process(std::span<float> scores, const TokenHistory& history);
+
+  // A uniform draw in [0, 1) from this sequence's stream (beam sampling's picks).
+  double draw() { return rng_.uniform(); }
+
+  // The scores after the chain in the last choose() (the final distribution).
+  std::span<const float> final_scores() const { return work_; }
+  const ProcessorChain& chain() const { return chain_; }
+  DecodeMode mode() const { return mode_; }
+
+ private:
+  DecodeMode mode_;
+  ProcessorChain chain_;
+  Rng rng_;
+  std::vector<float> work_, before_;
+};
+
+}  // namespace ls::decode

@@ -1,0 +1,113 @@
+// The block pool and the per-sequence block tables (see kv_cache.h).
+#include "model/kv_cache.h"
+
+#include <cstring>
+
+#include "core/error.h"
+
+namespace ls {
+
+void check_kv_type(DType type) {
+  if (type != DType::F32 && type != DType::F16 && type != DType::BF16)
+    fail("KV cache type must be F32, F16 or BF16, got {}", dtype_name(type));
+}
+
+KvBlockPool::KvBlockPool(const ModelConfig& c, DType type, std::int64_t block_positions)
+    : dtype_(type),
+      block_positions_(block_positions),
+      max_positions_(c.max_position_embeddings),
+      layers_(static_cast<std::size_t>(c.num_hidden_layers)),
+      row_bytes_(static_cast<std::size_t>(c.kv_dim()) * dtype_size(type)),
+      block_bytes_(2 * layers_ * static_cast<std::size_t>(block_positions) * row_bytes_) {
+  check_kv_type(type);
+  if (block_positions < 1) fail("KV blocks must hold at least 1 position, got {}", block_positions);
+}
+
+std::int32_t KvBlockPool::allocate() {
+  std::int32_t b = 0;
+  if (!free_.empty()) {
+    b = free_.back();
+    free_.pop_back();
+  } else {
+    b = static_cast<std::int32_t>(storage_.size());
+    // Not zeroed: a position is always written before attention reads it.
+    storage_.emplace_back(new std::uint8_t[block_bytes_]);
+    refs_.push_back(0);
+  }
+  refs_[static_cast<std::size_t>(b)] = 1;
+  return b;
+}
+
+void KvBlockPool::retain(std::int32_t block) { ++refs_[static_cast<std::size_t>(block)]; }
+
+void KvBlockPool::release(std::int32_t block) {
+  if (--refs_[static_cast<std::size_t>(block)] == 0) free_.push_back(block);
+}
+
+KVCache::KVCache(KVCache&& other) noexcept
+    : length(other.length),
+      pool_(other.pool_),
+      blocks_(std::move(other.blocks_)),
+      block_data_(std::move(other.block_data_)) {
+  other.blocks_.clear();
+  other.block_data_.clear();
+  other.length = 0;
+}
+
+KVCache& KVCache::operator=(KVCache&& other) noexcept {
+  if (this != &other) {
+    clear();
+    pool_ = other.pool_;
+    length = other.length;
+    blocks_ = std::move(other.blocks_);
+    block_data_ = std::move(other.block_data_);
+    other.blocks_.clear();
+    other.block_data_.clear();
+    other.length = 0;
+  }
+  return *this;
+}
+
+KVCache KVCache::fork() const {
+  KVCache copy(*pool_);
+  copy.length = length;
+  copy.blocks_ = blocks_;
+  copy.block_data_ = block_data_;
+  for (std::int32_t b : blocks_) pool_->retain(b);
+  return copy;
+}
+
+void KVCache::clear() {
+  for (std::int32_t b : blocks_) pool_->release(b);
+  blocks_.clear();
+  block_data_.clear();
+  length = 0;
+}
+
+void KVCache::check_room(std::int64_t positions) const {
+  if (positions > pool_->max_positions())
+    fail("context of {} tokens exceeds the model's max_position_embeddings {}", positions,
+         pool_->max_positions());
+}
+
+void KVCache::prepare_write(std::int64_t from, std::int64_t to) {
+  check_room(to);
+  const std::int64_t bp = pool_->block_positions();
+  const auto need = static_cast<std::size_t>((to + bp - 1) / bp);
+  while (blocks_.size() < need) {
+    blocks_.push_back(pool_->allocate());
+    block_data_.push_back(pool_->data(blocks_.back()));
+  }
+  // Blocks shared with a fork (the one holding the last common positions, or blocks of a fork
+  // that has not written past them yet) are copied before this sequence writes into them.
+  for (auto i = static_cast<std::size_t>(from / bp); i < need; ++i) {
+    if (pool_->refs(blocks_[i]) == 1) continue;
+    const std::int32_t copy = pool_->allocate();
+    std::memcpy(pool_->data(copy), block_data_[i], pool_->block_bytes());
+    pool_->release(blocks_[i]);
+    blocks_[i] = copy;
+    block_data_[i] = pool_->data(copy);
+  }
+}
+
+}  // namespace ls
