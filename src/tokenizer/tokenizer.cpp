@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <unordered_map>
 #include <utility>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "tokenizer/added_matcher.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/json_reader.h"
 #include "tokenizer/pretokenizer.h"
@@ -76,112 +76,6 @@ std::string bytes_to_token_string(std::string_view bytes) {
 }
 
 std::atomic<std::uint64_t> g_serial{1};
-
-struct AddedToken {
-  std::int32_t id;
-  std::string content;  // as written in tokenizer.json
-  std::string pattern;  // what is matched: content, or NFC(content) for normalized tokens
-  bool single_word, lstrip, rstrip, normalized, special;
-};
-
-// Leftmost-longest matching of a set of added tokens (Aho-Corasick MatchKind::LeftmostLongest).
-class AddedMatcher {
- public:
-  void build(const std::vector<AddedToken>& all, bool normalized) {
-    tokens_ = &all;
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (all[i].normalized != normalized) continue;
-      const auto first = static_cast<std::uint8_t>(all[i].pattern[0]);
-      by_first_[first].push_back(static_cast<int>(i));
-      empty_ = false;
-    }
-    int distinct = 0;
-    for (int b = 0; b < 256; ++b) {
-      auto& list = by_first_[b];
-      if (list.empty()) continue;
-      ++distinct;
-      single_first_ = static_cast<char>(b);
-      std::stable_sort(list.begin(), list.end(),
-                       [&](int x, int y) { return all[x].pattern.size() > all[y].pattern.size(); });
-    }
-    use_memchr_ = distinct == 1;
-  }
-  bool empty() const { return empty_; }
-
-  // The leftmost match at or after `from`, the longest there. Returns false if none.
-  bool find(std::string_view s, std::size_t from, std::size_t* start, int* token) const {
-    const char* data = s.data();
-    const std::size_t n = s.size();
-    std::size_t pos = from;
-    while (pos < n) {
-      if (use_memchr_) {
-        const void* hit = std::memchr(data + pos, single_first_, n - pos);
-        if (hit == nullptr) return false;
-        pos = static_cast<std::size_t>(static_cast<const char*>(hit) - data);
-      }
-      const auto& list = by_first_[static_cast<std::uint8_t>(data[pos])];
-      for (int t : list) {
-        const std::string& pat = (*tokens_)[t].pattern;
-        if (pat.size() <= n - pos && std::memcmp(data + pos, pat.data(), pat.size()) == 0) {
-          *start = pos;
-          *token = t;
-          return true;
-        }
-      }
-      ++pos;
-    }
-    return false;
-  }
-
- private:
-  const std::vector<AddedToken>* tokens_ = nullptr;
-  std::vector<int> by_first_[256];
-  bool empty_ = true;
-  bool use_memchr_ = false;
-  char single_first_ = 0;
-};
-
-bool ends_with_word_char(std::string_view s) {
-  if (s.empty()) return false;
-  std::size_t i = s.size() - 1;
-  while (i > 0 && (static_cast<std::uint8_t>(s[i]) & 0xC0) == 0x80) --i;
-  int len;
-  const char32_t cp = tok::decode_utf8(reinterpret_cast<const std::uint8_t*>(s.data()) + i, &len);
-  return (tok::char_flags(cp) & tok::kWordChar) != 0;
-}
-
-bool starts_with_word_char(std::string_view s) {
-  if (s.empty()) return false;
-  int len;
-  const char32_t cp = tok::decode_utf8(reinterpret_cast<const std::uint8_t*>(s.data()), &len);
-  return (tok::char_flags(cp) & tok::kWordChar) != 0;
-}
-
-// Start of the white space at the end of s (Rust regex \s*$).
-std::size_t trailing_space_start(std::string_view s) {
-  std::size_t i = s.size();
-  while (i > 0) {
-    std::size_t j = i - 1;
-    while (j > 0 && (static_cast<std::uint8_t>(s[j]) & 0xC0) == 0x80) --j;
-    int len;
-    const char32_t cp = tok::decode_utf8(reinterpret_cast<const std::uint8_t*>(s.data()) + j, &len);
-    if (!(tok::char_flags(cp) & tok::kSpace)) break;
-    i = j;
-  }
-  return i;
-}
-
-// Length of the white space at the start of s (Rust regex ^\s*).
-std::size_t leading_space_length(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    int len;
-    const char32_t cp = tok::decode_utf8(reinterpret_cast<const std::uint8_t*>(s.data()) + i, &len);
-    if (!(tok::char_flags(cp) & tok::kSpace)) break;
-    i += static_cast<std::size_t>(len);
-  }
-  return i;
-}
 
 // ---- tokenizer.json reading helpers -----------------------------------------------------------
 
@@ -403,9 +297,9 @@ struct Tokenizer::Impl {
   bool ignore_merges = false;
   tok::StringIdMap vocab;           // token string -> id
   tok::StringIdMap vocab_by_bytes;  // token bytes -> id, only with ignore_merges
-  std::vector<AddedToken> added;
+  std::vector<tok::AddedToken> added;
   std::unordered_map<std::string, std::int32_t> added_by_content;
-  AddedMatcher raw_matcher, normalized_matcher;
+  tok::AddedMatcher raw_matcher, normalized_matcher;
   std::vector<std::string> id_bytes;   // index: id
   std::vector<std::uint8_t> id_flags;  // kKnown | kSpecial
   std::int32_t size = 0;
@@ -417,44 +311,7 @@ struct Tokenizer::Impl {
                          std::vector<std::int32_t>& out) const;
   void encode_plain(std::string_view text, bool split_special, bool nfc_safe,
                     std::vector<std::int32_t>& out) const;
-  template <typename Plain>
-  void split_added(const AddedMatcher& m, std::string_view text, bool split_special, Plain&& plain,
-                   std::vector<std::int32_t>& out) const;
 };
-
-template <typename Plain>
-void Tokenizer::Impl::split_added(const AddedMatcher& m, std::string_view text, bool split_special,
-                                  Plain&& plain, std::vector<std::int32_t>& out) const {
-  if (m.empty()) {
-    plain(text);
-    return;
-  }
-  std::size_t start_offset = 0;
-  std::size_t pos = 0;
-  std::size_t match_start;
-  int t;
-  while (m.find(text, pos, &match_start, &t)) {
-    const AddedToken& tok = added[static_cast<std::size_t>(t)];
-    const std::size_t match_end = match_start + tok.pattern.size();
-    pos = match_end;
-    if (split_special && tok.special) continue;
-    if (match_start < start_offset) continue;  // inside white space a previous rstrip took
-    if (tok.single_word) {
-      const bool start_ok = match_start == 0 || !ends_with_word_char(text.substr(0, match_start));
-      const bool stop_ok =
-          match_end == text.size() || !starts_with_word_char(text.substr(match_end));
-      if (!start_ok || !stop_ok) continue;
-    }
-    std::size_t s = match_start;
-    std::size_t e = match_end;
-    if (tok.lstrip) s = std::max(trailing_space_start(text.substr(0, s)), start_offset);
-    if (tok.rstrip) e += leading_space_length(text.substr(e));
-    if (start_offset < s) plain(text.substr(start_offset, s - start_offset));
-    out.push_back(tok.id);
-    start_offset = e;
-  }
-  if (start_offset < text.size()) plain(text.substr(start_offset));
-}
 
 void Tokenizer::Impl::encode_words(std::string_view text, std::vector<std::int32_t>& out) const {
   tok::WordCache& cache = tok::WordCache::for_thread(serial);
@@ -489,9 +346,8 @@ void Tokenizer::Impl::encode_words(std::string_view text, std::vector<std::int32
 
 void Tokenizer::Impl::encode_normalized(std::string_view text, bool split_special,
                                         std::vector<std::int32_t>& out) const {
-  split_added(
-      normalized_matcher, text, split_special,
-      [&](std::string_view piece) { encode_words(piece, out); }, out);
+  normalized_matcher.split(
+      text, split_special, [&](std::string_view piece) { encode_words(piece, out); }, out);
 }
 
 void Tokenizer::Impl::encode_plain(std::string_view text, bool split_special, bool nfc_safe,
@@ -679,7 +535,7 @@ Tokenizer Tokenizer::from_json(const std::string& json_text, const std::string& 
             idv.get<std::int64_t>() >= (std::int64_t{1} << 30)) {
           r.bad(path + ".id", "expected a non-negative integer");
         }
-        AddedToken a;
+        tok::AddedToken a;
         a.id = static_cast<std::int32_t>(idv.get<std::int64_t>());
         a.content = r.str(r.get(t, path, "content"), path + ".content");
         if (a.content.empty()) r.bad(path + ".content", "empty");
@@ -730,7 +586,7 @@ Tokenizer Tokenizer::from_json(const std::string& json_text, const std::string& 
     }
   }
   impl->bpe.set_byte_ids(byte_ids);
-  for (const AddedToken& a : impl->added) {
+  for (const tok::AddedToken& a : impl->added) {
     bool pure;
     impl->id_bytes[static_cast<std::size_t>(a.id)] = token_string_to_bytes(a.content, &pure);
     impl->id_flags[static_cast<std::size_t>(a.id)] =
@@ -775,8 +631,8 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool split_sp
   std::vector<std::int32_t> out;
   out.reserve(text.size() / 3 + 4);
   const Impl& im = *impl_;
-  im.split_added(
-      im.raw_matcher, text, split_special,
+  im.raw_matcher.split(
+      text, split_special,
       [&](std::string_view piece) { im.encode_plain(piece, split_special, nfc_safe, out); }, out);
   return out;
 }
