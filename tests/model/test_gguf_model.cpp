@@ -289,6 +289,21 @@ TEST(GgufModel, MetadataErrorsNameTheKey) {
   });
   LS_EXPECT_ERROR(engine::gguf_tokenizer(GgufFile(tok)),
                   "'tokenizer.ggml.tokens'[3] repeats the token at id 0");
+  auto gpt2 = [](GgufWriter& w, const std::vector<std::string>& tokens) {
+    w.add_string("tokenizer.ggml.model", "gpt2");
+    w.add_string("tokenizer.ggml.pre", "qwen2");
+    w.add_string_array("tokenizer.ggml.tokens", tokens);
+    w.add_string_array("tokenizer.ggml.merges", {"a b"});
+  };
+  const std::string utf8 = write("utf8.gguf", [&](GgufWriter& w) { gpt2(w, {"a", "b\xFF"}); });
+  LS_EXPECT_ERROR(engine::gguf_tokenizer(GgufFile(utf8)),
+                  "metadata 'tokenizer.ggml.tokens' or 'tokenizer.ggml.merges' holds text that is "
+                  "not valid UTF-8 ([json.exception.type_error.316] invalid UTF-8 byte at index 1: "
+                  "0xFF)");
+  // What the spec holds is checked by Tokenizer::from_spec, with tokenizer.json's field names.
+  const std::string bytes = write("bytes.gguf", [&](GgufWriter& w) { gpt2(w, {"a", "b", "ab"}); });
+  LS_EXPECT_ERROR(engine::gguf_tokenizer(GgufFile(bytes)),
+                  "bytes.gguf (tokenizer.ggml.* metadata): model.vocab: no token for byte 0x00");
 }
 
 TEST(GgufModel, QuantizeErrors) {
