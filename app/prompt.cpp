@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "engine/gguf_tokenizer.h"
 #include "model/gguf_metadata.h"
 
 #include "chat/chat_template.h"
@@ -20,8 +21,7 @@ namespace {
 void load_gguf_extras(const std::string& path, LoadedModel& lm) {
   const GgufFile f(path);
   if (gguf_has_tokenizer(f)) {
-    lm.tokenizer = std::make_shared<const Tokenizer>(
-        Tokenizer::from_json(gguf_tokenizer_json(f), path + " (tokenizer.ggml.* metadata)"));
+    lm.tokenizer = std::make_shared<const Tokenizer>(engine::gguf_tokenizer(f));
   }
   if (auto t = gguf_chat_template(f)) {
     lm.gguf_chat_template = t->source;

@@ -1,7 +1,7 @@
 // What a GGUF file's metadata means to the engine: the model config (qwen2.* keys mapped onto
-// the config.json keys parse_model_config reads, so both formats obey the same rules), the
-// tokenizer (tokenizer.ggml.* rebuilt as the equivalent tokenizer.json text) and the chat
-// template with the special tokens it is rendered with. A GGUF alone is a complete model.
+// the config.json keys parse_model_config reads, so both formats obey the same rules), whether it
+// carries a tokenizer (engine::gguf_tokenizer builds it) and the chat template with the special
+// tokens it is rendered with. A GGUF alone is a complete model.
 #pragma once
 
 #include <cstdint>
@@ -34,12 +34,6 @@ ModelConfig gguf_model_config(const GgufFile& f);
 
 // True when the file carries a tokenizer (tokenizer.ggml.model is present).
 bool gguf_has_tokenizer(const GgufFile& f);
-// tokenizer.json text equivalent to the tokenizer.ggml.* metadata: model "gpt2" with pre
-// "qwen2" only (NFC, Qwen2's Split regex, ByteLevel, BPE). NORMAL tokens form the vocabulary,
-// CONTROL tokens become special added tokens, USER_DEFINED ones non-special added tokens,
-// UNUSED ones (llama.cpp's "[PAD{i}]" padding; older converters wrote it USER_DEFINED) are ids
-// without text. Errors name the file and the key.
-std::string gguf_tokenizer_json(const GgufFile& f);
 
 // tokenizer.chat_template and the special tokens a template sees (eos_token, pad_token,
 // bos_token when tokenizer.ggml.add_bos_token is true), as texts.

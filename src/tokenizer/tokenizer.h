@@ -11,9 +11,10 @@
 // Decoding maps ids back to bytes (ByteLevel decoder) and then to text with U+FFFD for
 // ill-formed UTF-8, as from_utf8_lossy / errors="replace" do.
 //
-// Any tokenizer.json feature beyond that (another model type, normalizer, pre-tokenizer,
-// decoder, post-processor, padding, truncation, ...) is rejected at load with an ls::Error that
-// names the file and the field.
+// A TokenizerSpec (tokenizer_spec.h) is what a tokenizer is built from; from_json reads one
+// from tokenizer.json. Any tokenizer.json feature beyond that (another model type, normalizer,
+// pre-tokenizer, decoder, post-processor, padding, truncation, ...) is rejected at load with an
+// ls::Error that names the file and the field.
 //
 // A Tokenizer is immutable after loading and cheap to copy (shared state); encode/decode may be
 // called from several threads at once (the word cache is per thread).
@@ -27,6 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/tokenizer_spec.h"
+
 namespace ls {
 
 class Tokenizer {
@@ -35,6 +38,11 @@ class Tokenizer {
   static Tokenizer load(const std::string& tokenizer_json_path);
   // Parses tokenizer.json text; source_name is used in error messages.
   static Tokenizer from_json(const std::string& json_text, const std::string& source_name);
+  // Builds the tokenizer a spec describes, with the checks from_json applies to tokenizer.json's
+  // content (ids in range, no duplicate tokens, added tokens agreeing with the vocabulary,
+  // every byte in the vocabulary, merges naming known tokens); errors are ls::Error
+  // "<source_name>: <tokenizer.json field>: <what>".
+  static Tokenizer from_spec(TokenizerSpec spec, const std::string& source_name);
 
   // Text (UTF-8; ill-formed UTF-8 is an ls::Error) to ids. Special-token text in the input is
   // the special token unless split_special is true (Hugging Face's split_special_tokens=True:

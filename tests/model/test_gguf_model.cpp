@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "core/error.h"
+#include "engine/gguf_tokenizer.h"
 #include "kernels/quant.h"
 #include "model/gguf.h"
 #include "model/gguf_metadata.h"
@@ -270,7 +271,7 @@ TEST(GgufModel, MetadataErrorsNameTheKey) {
   EXPECT_EQ(c.rms_norm_eps, 1e-5);
   EXPECT_EQ(c.rope_theta, 10000.0);
   EXPECT_EQ(c.num_key_value_heads, 2);
-  LS_EXPECT_ERROR(gguf_tokenizer_json(GgufFile(ok)),
+  LS_EXPECT_ERROR(engine::gguf_tokenizer(GgufFile(ok)),
                   "metadata 'tokenizer.ggml.model' is 'llama' (supported: gpt2");
   const std::string bad_type = write("type.gguf", [&](GgufWriter& w) {
     qwen(w);
@@ -286,8 +287,23 @@ TEST(GgufModel, MetadataErrorsNameTheKey) {
     w.add_int32_array("tokenizer.ggml.token_type", {1, 1, 1, 1});
     w.add_string_array("tokenizer.ggml.merges", {"a b"});
   });
-  LS_EXPECT_ERROR(gguf_tokenizer_json(GgufFile(tok)),
+  LS_EXPECT_ERROR(engine::gguf_tokenizer(GgufFile(tok)),
                   "'tokenizer.ggml.tokens'[3] repeats the token at id 0");
+  auto gpt2 = [](GgufWriter& w, const std::vector<std::string>& tokens) {
+    w.add_string("tokenizer.ggml.model", "gpt2");
+    w.add_string("tokenizer.ggml.pre", "qwen2");
+    w.add_string_array("tokenizer.ggml.tokens", tokens);
+    w.add_string_array("tokenizer.ggml.merges", {"a b"});
+  };
+  const std::string utf8 = write("utf8.gguf", [&](GgufWriter& w) { gpt2(w, {"a", "b\xFF"}); });
+  LS_EXPECT_ERROR(engine::gguf_tokenizer(GgufFile(utf8)),
+                  "metadata 'tokenizer.ggml.tokens' or 'tokenizer.ggml.merges' holds text that is "
+                  "not valid UTF-8 ([json.exception.type_error.316] invalid UTF-8 byte at index 1: "
+                  "0xFF)");
+  // What the spec holds is checked by Tokenizer::from_spec, with tokenizer.json's field names.
+  const std::string bytes = write("bytes.gguf", [&](GgufWriter& w) { gpt2(w, {"a", "b", "ab"}); });
+  LS_EXPECT_ERROR(engine::gguf_tokenizer(GgufFile(bytes)),
+                  "bytes.gguf (tokenizer.ggml.* metadata): model.vocab: no token for byte 0x00");
 }
 
 TEST(GgufModel, QuantizeErrors) {

@@ -1,5 +1,5 @@
-// The tokenizer a GGUF carries (tokenizer.ggml.* rebuilt as tokenizer.json text) is the same
-// tokenizer as the Hugging Face tokenizer.json it was written from: the same ids for Hugging
+// The tokenizer a GGUF carries (engine::gguf_tokenizer: tokenizer.ggml.* -> TokenizerSpec) is the
+// same tokenizer as the Hugging Face tokenizer.json it was written from: the same ids for Hugging
 // Face's own test vectors (checked against the ids Hugging Face gives), for the 6,018-string
 // corpus of tests/tokenizer (also checked against the JavaScript oracle's ids), with and without
 // split_special, and the same bytes and special flag for every id.
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/gguf_tokenizer.h"
 #include "model/gguf.h"
-#include "model/gguf_metadata.h"
 #include "model/gguf_quantize.h"
 #include "model/synth.h"
 #include "test_util.h"
@@ -42,8 +42,7 @@ const Pair& tokenizers() {
     q.out = (root / "m.gguf").string();
     quantize_to_gguf(q);
     const GgufFile f(q.out);
-    return Pair{Tokenizer::load(o.out_dir + "/tokenizer.json"),
-                Tokenizer::from_json(gguf_tokenizer_json(f), q.out)};
+    return Pair{Tokenizer::load(o.out_dir + "/tokenizer.json"), engine::gguf_tokenizer(f)};
   }();
   return p;
 }
