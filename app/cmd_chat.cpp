@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
+#include "engine/engine.h"
 #include "app/common.h"
 #include "app/generation_cli.h"
 #include "app/prompt.h"
@@ -67,20 +68,20 @@ void show(const decode::GenerationConfig& config) {
 
 void run_chat(ChatCli& o) {
   LoadedModel lm = load_model(o.model);
-  if (!lm.tokenizer)
+  if (!lm.tokenizer())
     fail("{}: chat needs a tokenizer (tokenizer.json, or tokenizer.ggml.* metadata in a GGUF)",
-         lm.model->path());
-  const auto tmpl = load_chat_template(lm);
+         lm.model().path());
+  const chat::ChatTemplate& tmpl = lm.chat_template();
   decode::GenerationConfig config = generation_config_from(o.flags, lm);
   ThreadPool pool(o.model.threads);
-  SessionSource source(*lm.model, pool);
+  engine::Engine source(lm.model(), pool);
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   auto start_conversation = [&] {
     messages = nlohmann::ordered_json::array();
     if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
   };
   start_conversation();
-  fmt::print("chatting with {} ({}); /help for commands\n", lm.model->path(),
+  fmt::print("chatting with {} ({}); /help for commands\n", lm.model().path(),
              decode::to_string(decode::decode_mode(config)));
   std::string line;
   while (true) {
@@ -120,10 +121,9 @@ void run_chat(ChatCli& o) {
       }
       messages.push_back({{"role", "user"}, {"content", line}});
       const std::string text = tmpl.render(messages, nullptr, /*add_generation_prompt=*/true);
-      const std::vector<std::int32_t> ids = lm.tokenizer->encode(text);
+      const std::vector<std::int32_t> ids = lm.tokenizer()->encode(text);
       decode::GenerateOptions go;
-      go.token_bytes = [&](std::int32_t id) { return token_bytes(lm, id); };
-      go.context_limit = static_cast<std::int32_t>(lm.model->config().max_position_embeddings);
+      go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
       go.on_text = [](int, std::string_view t) {
         fmt::print("{}", t);
         std::fflush(stdout);

@@ -50,10 +50,9 @@ void run_compare(CompareCli& o) {
   if (o.steps < 1) fail("--steps must be at least 1, got {}", o.steps);
   const std::vector<std::string> prompts = read_prompts(o.prompts);
   LoadedModel a = load_model(o.model);
-  std::unique_ptr<Model> b = Model::load(o.model_b);
-  b->set_kv_type(a.model->kv_type());
-  const auto V = static_cast<std::size_t>(a.model->config().vocab_size);
-  if (b->config().vocab_size != a.model->config().vocab_size)
+  std::unique_ptr<Model> b = Model::load(o.model_b, a.model().kv_type());
+  const auto V = static_cast<std::size_t>(a.model().config().vocab_size);
+  if (b->config().vocab_size != a.model().config().vocab_size)
     fail(
         "--model-b {}: vocab_size {} differs from --model {} ({}); compare needs the same "
         "vocabulary",
@@ -68,7 +67,7 @@ void run_compare(CompareCli& o) {
     po.chat = o.chat;
     po.system = o.system;
     const std::vector<std::int32_t> ids = prompt_tokens(po, a);
-    Session sa(*a.model, pool), sb(*b, pool);
+    Session sa(a.model(), pool), sb(*b, pool);
     std::span<const float> la = sa.feed(ids);
     std::vector<std::int32_t> cont;
     std::span<const float> lb = sb.feed(ids);
@@ -86,7 +85,7 @@ void run_compare(CompareCli& o) {
       cont.push_back(next);
       if (step + 1 == o.steps) break;
       if (static_cast<std::int64_t>(ids.size() + cont.size()) >=
-          a.model->config().max_position_embeddings)
+          a.model().config().max_position_embeddings)
         break;
       la = sa.feed(std::span<const std::int32_t>(&cont.back(), 1));
       lb = sb.feed(std::span<const std::int32_t>(&cont.back(), 1));
@@ -121,16 +120,16 @@ void run_compare(CompareCli& o) {
   }
   if (o.json) {
     nlohmann::ordered_json j;
-    j["model_a"] = a.model->path();
+    j["model_a"] = a.model().path();
     j["model_b"] = b->path();
     j["positions"] = nlohmann::ordered_json::array();
     for (const auto& c : positions)
       j["positions"].push_back({{"prompt", c.prompt},
                                 {"step", c.step},
                                 {"top_a", c.top_a},
-                                {"top_a_text", token_text(a, c.top_a)},
+                                {"top_a_text", a.token_text(c.top_a)},
                                 {"top_b", c.top_b},
-                                {"top_b_text", token_text(a, c.top_b)},
+                                {"top_b_text", a.token_text(c.top_b)},
                                 {"agree", c.agree},
                                 {"kl", c.kl},
                                 {"prob_a", c.prob_a},
@@ -163,7 +162,7 @@ void run_compare(CompareCli& o) {
   }
   fmt::print(
       "A {}\nB {}\n{} prompt{} x up to {} step{} (A's greedy continuation) = {} positions\n\n",
-      a.model->path(), b->path(), prompts.size(), prompts.size() == 1 ? "" : "s", o.steps,
+      a.model().path(), b->path(), prompts.size(), prompts.size() == 1 ? "" : "s", o.steps,
       o.steps == 1 ? "" : "s", positions.size());
   fmt::print("{:>6} {:>4}  {:<28} {:<28} {:>9}  {:>8}  {}\n", "prompt", "step", "A top-1 (prob)",
              "B top-1 (prob)", "KL(A||B)", "A gap", "");

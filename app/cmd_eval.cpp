@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "engine/engine.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
 #include "core/error.h"
@@ -39,8 +40,8 @@ void run_eval(EvalCli& o) {
   LoadedModel lm = load_model(o.model);
   const decode::GenerationConfig base = generation_config_from(o.flags, lm);
   ThreadPool pool(o.model.threads);
-  SessionSource source(*lm.model, pool);
-  const auto text_of = [&](std::int32_t id) { return token_text(lm, id); };
+  engine::Engine source(lm.model(), pool);
+  const auto text_of = [&](std::int32_t id) { return lm.token_text(id); };
   struct Row {
     const inspect::GoldenCase* c;
     inspect::CaseResult r;
@@ -70,8 +71,7 @@ void run_eval(EvalCli& o) {
     }
     inspect::CaseOutput out;
     decode::GenerateOptions go;
-    go.token_bytes = [&](std::int32_t id) { return token_bytes(lm, id); };
-    go.context_limit = static_cast<std::int32_t>(lm.model->config().max_position_embeddings);
+    go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
     go.trace_top_n = 1;
     go.on_step = [&](const decode::StepTrace& s) {
       if (s.sequence == 0 && !s.raw_top.empty()) out.raw_top1.push_back(s.raw_top.front().id);
@@ -89,7 +89,7 @@ void run_eval(EvalCli& o) {
   if (o.json) {
     nlohmann::ordered_json j;
     j["golden"] = o.golden;
-    j["model"] = lm.model->path();
+    j["model"] = lm.model().path();
     j["cases"] = nlohmann::ordered_json::array();
     for (const auto& row : rows) {
       nlohmann::ordered_json cj;

@@ -22,7 +22,7 @@
 #include "decode/trace_json.h"
 #include "decode/trace_text.h"
 #include "inspect/svg.h"
-#include "model/model.h"
+#include "engine/engine.h"
 
 namespace ls::app {
 
@@ -70,7 +70,8 @@ void print_json(const nlohmann::json& j) {
   std::fflush(stdout);
 }
 
-void print_trace_header(const nlohmann::json& h) {
+void print_trace_header(const decode::RunHeader& header) {
+  const nlohmann::json h = decode::header_json(header);
   fmt::print("mode {}   seed {} ({})   order preset {}   prompt {} tokens\n",
              h["mode"].get<std::string>(), h["seed"].get<std::uint64_t>(),
              h["seed_source"].get<std::string>(), h["order_preset"].get<std::string>(),
@@ -91,7 +92,7 @@ void run_generate(GenerateCli& o) {
   decode::GenerationConfig config = generation_config_from(o.flags, lm);
   const std::vector<std::int32_t> ids = prompt_tokens(o.prompt, lm);
   ThreadPool pool(o.model.threads);
-  SessionSource session_source(*lm.model, pool);
+  engine::Engine session_source(lm.model(), pool);
   RecordingSource recorder(session_source);
   decode::LogitsSource& source = o.dump_logits.empty()
                                      ? static_cast<decode::LogitsSource&>(session_source)
@@ -100,15 +101,14 @@ void run_generate(GenerateCli& o) {
     fail("--dump-logits records one sequence step by step; it needs --num-beams 1");
 
   decode::GenerateOptions go;
-  if (lm.tokenizer) go.token_bytes = [&](std::int32_t id) { return token_bytes(lm, id); };
-  go.context_limit = static_cast<std::int32_t>(lm.model->config().max_position_embeddings);
+  if (lm.tokenizer()) go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
   go.trace_top_n = o.trace > 0 ? o.trace : 5;
   int last_sequence = -1;
   const bool several = config.num_return_sequences > 1;
   if (o.json) {
-    go.on_header = [&](const nlohmann::json& h) {
-      nlohmann::json header = h;
-      header["model"] = lm.model->path();
+    go.on_header = [&](const decode::RunHeader& h) {
+      nlohmann::json header = decode::header_json(h);
+      header["model"] = lm.model().path();
       header["prompt_token_ids"] = ids;
       if (!o.dump_logits.empty())
         header["logits_file"] = std::filesystem::absolute(o.dump_logits).string();

@@ -35,8 +35,8 @@ void run_next(NextOptions& o) {
   LoadedModel lm = load_model(o.model);
   const std::vector<std::int32_t> ids = prompt_tokens(o.prompt, lm);
   ThreadPool pool(o.model.threads);
-  Session session(*lm.model, pool);
-  const auto V = static_cast<std::size_t>(lm.model->config().vocab_size);
+  Session session(lm.model(), pool);
+  const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
   const std::span<const float> all = session.feed(ids, o.all_positions);
   const std::span<const float> last = all.subspan(all.size() - V, V);
   if (!o.dump_logits.empty()) {
@@ -47,7 +47,7 @@ void run_next(NextOptions& o) {
 
   if (o.json) {
     nlohmann::ordered_json j;
-    j["model"] = lm.model->path();
+    j["model"] = lm.model().path();
     j["n_input_tokens"] = ids.size();
     j["input_tokens"] = ids;
     if (!o.prompt.rendered.empty()) j["prompt"] = o.prompt.rendered;
@@ -61,7 +61,7 @@ void run_next(NextOptions& o) {
     for (const auto& e : s.top)
       j["top"].push_back({{"rank", e.rank},
                           {"id", e.id},
-                          {"text", token_text(lm, e.id)},
+                          {"text", lm.token_text(e.id)},
                           {"logit", e.logit},
                           {"prob", e.prob},
                           {"logprob", e.logprob}});
@@ -69,9 +69,9 @@ void run_next(NextOptions& o) {
     fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
   }
-  const ModelConfig& c = lm.model->config();
+  const ModelConfig& c = lm.model().config();
   fmt::print("model        {} (qwen2, {} layers, hidden {}, {} weights, vocab {})\n",
-             lm.model->path(), c.num_hidden_layers, c.hidden_size, lm.model->weight_dtype(), V);
+             lm.model().path(), c.num_hidden_layers, c.hidden_size, lm.model().weight_dtype(), V);
   fmt::print("input        {} tokens\n", ids.size());
   fmt::print("logits       shape [1, {}]   min {:.4f}   max {:.4f}\n", V, s.min_logit, s.max_logit);
   fmt::print("temperature  {}   (probabilities are softmax(logit / T))\n", s.temperature);
@@ -80,7 +80,7 @@ void run_next(NextOptions& o) {
   fmt::print("{:>5}  {:>7}  {:<24}  {:>10}  {:>10}  {:>9}\n", "rank", "id", "token", "logit",
              "prob", "logprob");
   for (const auto& e : s.top) {
-    const std::string text = fmt::format("\"{}\"", printable(token_bytes(lm, e.id)));
+    const std::string text = fmt::format("\"{}\"", printable(lm.token_bytes(e.id)));
     fmt::print("{:>5}  {:>7}  {:<24}  {:>10.4f}  {:>10.6f}  {:>9.4f}\n", e.rank, e.id, text,
                e.logit, e.prob, e.logprob);
   }

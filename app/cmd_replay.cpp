@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "engine/engine.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
 #include "core/error.h"
@@ -53,13 +54,13 @@ Fork parse_fork(const std::string& text, const LoadedModel& lm, std::size_t step
          step);
   auto [q, ec2] = std::from_chars(tok.data(), tok.data() + tok.size(), f.token);
   if (ec2 == std::errc() && q == tok.data() + tok.size()) {
-    if (f.token < 0 || f.token >= lm.model->config().vocab_size)
+    if (f.token < 0 || f.token >= lm.model().config().vocab_size)
       fail("--fork: token id {} is outside the vocabulary ({})", f.token,
-           lm.model->config().vocab_size);
+           lm.model().config().vocab_size);
     return f;
   }
-  if (!lm.tokenizer) fail("--fork: token text '{}' needs a tokenizer.json", tok);
-  const auto ids = lm.tokenizer->encode(tok, true);
+  if (!lm.tokenizer()) fail("--fork: token text '{}' needs a tokenizer.json", tok);
+  const auto ids = lm.tokenizer()->encode(tok, true);
   if (ids.size() != 1)
     fail("--fork: '{}' is {} tokens, give one token (or its id)", tok, ids.size());
   f.token = ids.front();
@@ -81,17 +82,13 @@ void run_replay(ReplayCli& o) {
 
   // Token text from the model's tokenizer; the weights are loaded only for --fork.
   const std::string model_dir = !o.model.empty() ? o.model : rec.header.value("model", "");
-  LoadedModel lm;
-  const std::filesystem::path tok_json = std::filesystem::path(model_dir) / "tokenizer.json";
-  if (!o.fork.empty()) {
-    if (model_dir.empty()) fail("--fork needs the model: the trace names none, give --model");
-    lm = load_model({model_dir, o.threads});
-  } else if (!model_dir.empty() && std::filesystem::exists(tok_json)) {
-    lm.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::load(tok_json.string()));
-  }
+  if (!o.fork.empty() && model_dir.empty())
+    fail("--fork needs the model: the trace names none, give --model");
+  const LoadedModel lm = !o.fork.empty() ? load_model({model_dir, o.threads})
+                                         : LoadedModel::tokenizer_only(model_dir);
 
   decode::GenerationConfig config = inspect::recorded_config(rec);
-  apply_generation_flags(config, o.flags, lm.tokenizer.get());
+  apply_generation_flags(config, o.flags, lm.tokenizer());
   decode::validate(config);
   const std::vector<inspect::ReplayStep> steps =
       inspect::replay(rec, npy.data, vocab, config, o.top);
@@ -113,16 +110,15 @@ void run_replay(ReplayCli& o) {
     fc.sources["max_new_tokens"] = "fork";
     if (decode::decode_mode(fc) != decode::DecodeMode::greedy && !fc.seed) fc.seed = 0;
     ThreadPool pool(o.threads);
-    SessionSource source(*lm.model, pool);
+    engine::Engine source(lm.model(), pool);
     decode::GenerateOptions go;
-    go.token_bytes = [&](std::int32_t id) { return token_bytes(lm, id); };
-    go.context_limit = static_cast<std::int32_t>(lm.model->config().max_position_embeddings);
+    go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
     const decode::GenerationRun run = decode::generate(source, prefix, fc, go);
     const auto& r = run.sequences.front();
     std::vector<std::int32_t> generated(
         prefix.begin() + static_cast<std::ptrdiff_t>(rec.prompt.size()), prefix.end());
     const std::string forced_prefix =
-        lm.tokenizer ? lm.tokenizer->decode(generated, /*skip_special=*/true) : "";
+        lm.tokenizer() ? lm.tokenizer()->decode(generated, /*skip_special=*/true) : "";
     fork_text = forced_prefix + r.text;
     generated.insert(generated.end(), r.tokens.begin(), r.tokens.end());
     fork_json = {{"step", f.step},
@@ -155,7 +151,7 @@ void run_replay(ReplayCli& o) {
       sj["top"] = nlohmann::ordered_json::array();
       for (const auto& t : s.top)
         sj["top"].push_back({{"id", t.id},
-                             {"text", token_text(lm, t.id)},
+                             {"text", lm.token_text(t.id)},
                              {"logit", t.logit},
                              {"raw_prob", t.raw_prob},
                              {"prob", t.prob}});

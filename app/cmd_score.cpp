@@ -38,20 +38,20 @@ void run_score(ScoreCli& o) {
   } else {
     if (o.text.empty())
       fail("give the continuation to score with --text TEXT or --text-tokens 1,2");
-    if (!lm.tokenizer)
-      fail("{}: --text needs a tokenizer.json in the model directory", lm.model->path());
-    cont = lm.tokenizer->encode(o.text);
+    if (!lm.tokenizer())
+      fail("{}: --text needs a tokenizer.json in the model directory", lm.model().path());
+    cont = lm.tokenizer()->encode(o.text);
   }
   if (ids.empty()) fail("the prompt is empty: the first token of --text has no context to score");
   if (cont.empty()) fail("--text gives no tokens");
-  const auto V = static_cast<std::size_t>(lm.model->config().vocab_size);
-  const auto max_pos = lm.model->config().max_position_embeddings;
+  const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
+  const auto max_pos = lm.model().config().max_position_embeddings;
   if (static_cast<std::int64_t>(ids.size() + cont.size() - 1) > max_pos) {
     fail("prompt ({} tokens) + text ({} tokens) exceed the model's context of {} positions",
          ids.size(), cont.size(), max_pos);
   }
   ThreadPool pool(o.model.threads);
-  Session session(*lm.model, pool);
+  Session session(lm.model(), pool);
   // Row i must be the logits at the position before cont[i]: the last prompt row, then the
   // rows of every continuation token but the last.
   std::vector<float> rows;
@@ -66,20 +66,20 @@ void run_score(ScoreCli& o) {
 
   if (o.json) {
     nlohmann::ordered_json j;
-    j["model"] = lm.model->path();
+    j["model"] = lm.model().path();
     j["prompt_tokens"] = ids.size();
     if (!o.prompt.rendered.empty()) j["prompt"] = o.prompt.rendered;
     j["tokens"] = nlohmann::ordered_json::array();
     for (const auto& t : r.tokens) {
       j["tokens"].push_back(
           {{"id", t.id},
-           {"text", token_text(lm, t.id)},
+           {"text", lm.token_text(t.id)},
            {"logit", t.logit},
            {"logprob", t.logprob},
            {"prob", std::exp(t.logprob)},
            {"rank", t.rank},
            {"top",
-            {{"id", t.top_id}, {"text", token_text(lm, t.top_id)}, {"logit", t.top_logit}}}});
+            {{"id", t.top_id}, {"text", lm.token_text(t.top_id)}, {"logit", t.top_logit}}}});
     }
     j["n_tokens"] = r.tokens.size();
     j["sum_logprob"] = r.sum;
@@ -88,16 +88,16 @@ void run_score(ScoreCli& o) {
     fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
   }
-  fmt::print("model  {}\nprompt {} tokens, text {} tokens\n\n", lm.model->path(), ids.size(),
+  fmt::print("model  {}\nprompt {} tokens, text {} tokens\n\n", lm.model().path(), ids.size(),
              cont.size());
   fmt::print("{:>4}  {:>7}  {:<20}  {:>10}  {:>9}  {:>7}  {}\n", "pos", "id", "token", "logprob",
              "prob", "rank", "model's top choice");
   for (std::size_t i = 0; i < r.tokens.size(); ++i) {
     const auto& t = r.tokens[i];
-    const std::string text = fmt::format("\"{}\"", printable(token_bytes(lm, t.id)));
+    const std::string text = fmt::format("\"{}\"", printable(lm.token_bytes(t.id)));
     const std::string top =
         t.rank == 1 ? std::string("(this token)")
-                    : fmt::format("\"{}\" #{} ({:+.3f})", printable(token_bytes(lm, t.top_id)),
+                    : fmt::format("\"{}\" #{} ({:+.3f})", printable(lm.token_bytes(t.top_id)),
                                   t.top_id, static_cast<double>(t.top_logit - t.logit));
     fmt::print("{:>4}  {:>7}  {:<20}  {:>10.4f}  {:>9.6f}  {:>7}  {}\n", i, t.id, text, t.logprob,
                std::exp(t.logprob), t.rank, top);

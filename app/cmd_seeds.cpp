@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "engine/engine.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
 #include "core/error.h"
@@ -47,10 +48,9 @@ void run_seeds(SeedsCli& o) {
   const std::uint64_t first_seed = config.seed.value_or(0);
   const std::vector<std::int32_t> ids = prompt_tokens(o.prompt, lm);
   ThreadPool pool(o.model.threads);
-  SessionSource source(*lm.model, pool);
+  engine::Engine source(lm.model(), pool);
   decode::GenerateOptions go;
-  if (lm.tokenizer) go.token_bytes = [&](std::int32_t id) { return token_bytes(lm, id); };
-  go.context_limit = static_cast<std::int32_t>(lm.model->config().max_position_embeddings);
+  if (lm.tokenizer()) go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
   std::vector<inspect::SeedRun> runs;
   std::string chain, mode;
   for (int i = 0; i < o.n; ++i) {
@@ -64,7 +64,7 @@ void run_seeds(SeedsCli& o) {
   const inspect::SeedSummary s = inspect::summarize_seeds(runs, o.loop);
   if (o.json) {
     nlohmann::ordered_json j;
-    j["model"] = lm.model->path();
+    j["model"] = lm.model().path();
     j["prompt_token_ids"] = ids;
     j["mode"] = mode;
     j["chain"] = chain;

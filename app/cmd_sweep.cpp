@@ -59,8 +59,8 @@ void run_sweep(SweepCli& o) {
 
   const std::vector<std::int32_t> prompt = prompt_tokens(o.prompt, lm);
   ThreadPool pool(o.model.threads);
-  Session session(*lm.model, pool);
-  const auto V = static_cast<std::size_t>(lm.model->config().vocab_size);
+  Session session(lm.model(), pool);
+  const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
   std::vector<std::int32_t> history = prompt;
   std::vector<float> rows;
   std::vector<std::vector<inspect::SweepCell>> steps;
@@ -97,7 +97,7 @@ void run_sweep(SweepCli& o) {
 
   if (o.json) {
     nlohmann::ordered_json j;
-    j["model"] = lm.model->path();
+    j["model"] = lm.model().path();
     j["prompt_token_ids"] = prompt;
     j["greedy_continuation"] = greedy;
     j["steps"] = nlohmann::ordered_json::array();
@@ -120,7 +120,7 @@ void run_sweep(SweepCli& o) {
         c["top"] = nlohmann::ordered_json::array();
         for (const auto& t : cell.top)
           c["top"].push_back({{"id", t.id},
-                              {"text", token_text(lm, t.id)},
+                              {"text", lm.token_text(t.id)},
                               {"logit", t.logit},
                               {"raw_prob", t.raw_prob},
                               {"prob", t.prob}});

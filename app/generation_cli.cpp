@@ -1,4 +1,4 @@
-// Decoding flags and the Session-backed logits source (see generation_cli.h).
+// Decoding flags and the logits recorder (see generation_cli.h).
 #include "app/generation_cli.h"
 
 #include <algorithm>
@@ -55,14 +55,14 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
 decode::GenerationConfig generation_config_from(const GenerationFlags& f, const LoadedModel& lm,
                                                 const std::vector<std::string>& skip) {
   decode::GenerationConfig config;
-  if (!f.no_generation_config && !lm.model->generation_config().empty()) {
-    decode::apply_generation_json(config, lm.model->generation_config(),
-                                  lm.model->path() + "/generation_config.json");
+  if (!f.no_generation_config && !lm.model().generation_config().empty()) {
+    decode::apply_generation_json(config, lm.model().generation_config(),
+                                  lm.model().path() + "/generation_config.json");
   }
-  if ((!f.ban_words.empty() || !f.bias_words.empty()) && !lm.tokenizer) {
-    fail("--ban-word/--logit-bias-word need a tokenizer.json in {}", lm.model->path());
+  if ((!f.ban_words.empty() || !f.bias_words.empty()) && !lm.tokenizer()) {
+    fail("--ban-word/--logit-bias-word need a tokenizer.json in {}", lm.model().path());
   }
-  apply_generation_flags(config, f, lm.tokenizer.get(), skip);
+  apply_generation_flags(config, f, lm.tokenizer(), skip);
   decode::validate(config);
   return config;
 }
@@ -99,38 +99,16 @@ std::string flag_text(const GenerationFlags& f, const std::string& field) {
   return v == f.single.end() ? "" : v->second;
 }
 
-std::int32_t SessionSource::vocab_size() const {
-  return static_cast<std::int32_t>(model_.config().vocab_size);
-}
-
-std::span<const float> SessionSource::feed(int seq, std::span<const std::int32_t> tokens) {
-  return session(seq).feed(tokens);
-}
-
-void SessionSource::fork(int from_seq, int to_seq) {
-  if (from_seq == to_seq) return;
-  sessions_[to_seq] = std::make_unique<Session>(session(from_seq));
-}
-
-void SessionSource::reset(int seq) {
-  session(seq).reset();
-}
-
-Session& SessionSource::session(int seq) {
-  auto& s = sessions_[seq];
-  if (!s) s = std::make_unique<Session>(model_, pool_);
-  return *s;
-}
-
-std::span<const float> RecordingSource::feed(int seq, std::span<const std::int32_t> tokens) {
-  const std::span<const float> scores = inner_.feed(seq, tokens);
-  if (seq == 0 && resets_ <= 1) rows_.insert(rows_.end(), scores.begin(), scores.end());
+std::vector<std::span<const float>> RecordingSource::step(std::span<const decode::Feed> feeds) {
+  std::vector<std::span<const float>> scores = inner_.step(feeds);
+  for (std::size_t i = 0; i < feeds.size(); ++i)
+    if (feeds[i].seq == 0 && !done_) rows_.insert(rows_.end(), scores[i].begin(), scores[i].end());
   return scores;
 }
 
-void RecordingSource::reset(int seq) {
-  if (seq == 0) ++resets_;
-  inner_.reset(seq);
+void RecordingSource::release(int seq) {
+  if (seq == 0) done_ = true;
+  inner_.release(seq);
 }
 
 }  // namespace ls::app

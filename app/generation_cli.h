@@ -1,6 +1,6 @@
 // What `generate` and `chat` share: the HF-named decoding flags (one per GenerationConfig field,
 // plus --ban-word and --logit-bias-word), their layering over the model's generation_config.json,
-// and SessionSource, the decoding loop's LogitsSource over model Sessions.
+// and a recorder of the raw logits a generation was given.
 #pragma once
 
 #include <map>
@@ -13,7 +13,6 @@
 #include "app/prompt.h"
 #include "decode/generation_config.h"
 #include "decode/logits_source.h"
-#include "model/model.h"
 
 namespace ls::app {
 
@@ -38,38 +37,23 @@ void apply_generation_flags(decode::GenerationConfig& config, const GenerationFl
 // The raw text given to a single-valued flag (e.g. "0.2,0.7" for --temperature), "" if unset.
 std::string flag_text(const GenerationFlags& f, const std::string& field);
 
-// One model Session per sequence id; fork copies a session (its tokens and KV cache).
-class SessionSource final : public decode::LogitsSource {
- public:
-  SessionSource(const Model& model, ThreadPool& pool) : model_(model), pool_(pool) {}
-  std::int32_t vocab_size() const override;
-  std::span<const float> feed(int seq, std::span<const std::int32_t> tokens) override;
-  void fork(int from_seq, int to_seq) override;
-  void reset(int seq) override;
-
- private:
-  Session& session(int seq);
-  const Model& model_;
-  ThreadPool& pool_;
-  std::map<int, std::unique_ptr<Session>> sessions_;
-};
-
-// Wraps a source and keeps a copy of every score row sequence 0 returns, until sequence 0 is
-// reset a second time (the first returned sequence only): the per-step raw logits that
-// `generate --dump-logits` writes and `replay` re-scores.
+// Wraps a source and keeps a copy of every score row sequence 0 (the first returned sequence)
+// is given, until it is released: the per-step raw logits that `generate --dump-logits` writes
+// and `replay` re-scores.
 class RecordingSource final : public decode::LogitsSource {
  public:
   explicit RecordingSource(decode::LogitsSource& inner) : inner_(inner) {}
   std::int32_t vocab_size() const override { return inner_.vocab_size(); }
-  std::span<const float> feed(int seq, std::span<const std::int32_t> tokens) override;
+  std::int32_t context_limit() const override { return inner_.context_limit(); }
+  std::vector<std::span<const float>> step(std::span<const decode::Feed> feeds) override;
   void fork(int from_seq, int to_seq) override { inner_.fork(from_seq, to_seq); }
-  void reset(int seq) override;
+  void release(int seq) override;
   const std::vector<float>& rows() const { return rows_; }
 
  private:
   decode::LogitsSource& inner_;
   std::vector<float> rows_;
-  int resets_ = 0;
+  bool done_ = false;
 };
 
 }  // namespace ls::app

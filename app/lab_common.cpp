@@ -85,11 +85,11 @@ void print_json_pretty(const nlohmann::ordered_json& j) {
 }
 
 std::string token_cell(const LoadedModel& lm, std::int32_t id) {
-  return fmt::format("\"{}\"#{}", printable(token_bytes(lm, id)), id);
+  return fmt::format("\"{}\"#{}", printable(lm.token_bytes(id)), id);
 }
 
 std::string token_label(const LoadedModel& lm, std::int32_t id, std::size_t max_chars) {
-  return fmt::format("{}#{}", printable(clip_utf8(token_text(lm, id), max_chars)), id);
+  return fmt::format("{}#{}", printable(clip_utf8(lm.token_text(id), max_chars)), id);
 }
 
 void write_rows_npy(const std::string& path, const std::vector<float>& rows, std::int64_t vocab) {

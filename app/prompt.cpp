@@ -1,50 +1,16 @@
 // Prompt handling shared by every command that takes a prompt.
 #include "app/prompt.h"
 
-#include <filesystem>
-
-#include "core/error.h"
-#include "engine/gguf_tokenizer.h"
-#include "model/gguf_metadata.h"
+#include <fstream>
 
 #include "chat/chat_template.h"
+#include "core/error.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ls::app {
 
-namespace fs = std::filesystem;
-
-namespace {
-
-// A GGUF carries its tokenizer and chat template in its metadata. The file is opened a second
-// time (the mapping is shared by the page cache; only the metadata is parsed again).
-void load_gguf_extras(const std::string& path, LoadedModel& lm) {
-  const GgufFile f(path);
-  if (gguf_has_tokenizer(f)) {
-    lm.tokenizer = std::make_shared<const Tokenizer>(engine::gguf_tokenizer(f));
-  }
-  if (auto t = gguf_chat_template(f)) {
-    lm.gguf_chat_template = t->source;
-    lm.gguf_special_tokens = t->special_tokens;
-  }
-}
-
-}  // namespace
-
 LoadedModel load_model(const ModelOptions& o) {
-  LoadedModel lm;
-  lm.model = Model::load(o.model);
-  lm.model->set_kv_type(kv_cache_type(o));
-  if (!fs::is_directory(o.model)) {
-    load_gguf_extras(o.model, lm);
-    return lm;
-  }
-  const fs::path tok = fs::path(o.model) / "tokenizer.json";
-  if (fs::exists(tok))
-    lm.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::load(tok.string()));
-  const fs::path cfg = fs::path(o.model) / "tokenizer_config.json";
-  if (fs::exists(cfg)) lm.chat_template_config = cfg.string();
-  return lm;
+  return LoadedModel::open(o.model, kv_cache_type(o));
 }
 
 void add_prompt_options(CLI::App& cmd, PromptOptions& o) {
@@ -64,49 +30,73 @@ std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm)
   }
   if (o.prompt.empty()) fail("give the input with --tokens 1,2,3 or --prompt TEXT");
   if (!o.system.empty() && !o.chat) fail("--system needs --chat");
-  if (!lm.tokenizer)
-    fail(
-        "{}: --prompt needs a tokenizer (tokenizer.json in the model directory, or "
-        "tokenizer.ggml.* metadata in a GGUF)",
-        lm.model->path());
+  const Tokenizer& tok = lm.require_tokenizer("--prompt");
   std::string text = o.prompt;
   bool split_special = o.split_special;
   if (o.chat) {
-    const auto tmpl = load_chat_template(lm);
-    text = tmpl.render(chat::make_messages(o.prompt, o.system), nullptr, true);
+    text = lm.chat_template().render(chat::make_messages(o.prompt, o.system), nullptr, true);
     // The template's own special tokens must stay special even when user text is split.
     split_special = false;
   }
   o.rendered = text;
-  return lm.tokenizer->encode(text, split_special);
+  return tok.encode(text, split_special);
 }
 
-chat::ChatTemplate load_chat_template(const LoadedModel& lm) {
-  if (!lm.gguf_chat_template.empty()) {
-    chat::ChatTemplate t;
-    t.name = lm.model->path() + " (tokenizer.chat_template)";
-    t.source = lm.gguf_chat_template;
-    t.special_tokens = lm.gguf_special_tokens;
-    t.bos_token = t.special_tokens.value("bos_token", "");
-    t.eos_token = t.special_tokens.value("eos_token", "");
-    return t;
+std::vector<FilePrompt> read_prompt_file(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{} {}: cannot open the file", flag, path);
+  std::vector<FilePrompt> prompts;
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[0] == '#') continue;
+    FilePrompt p;
+    p.line = n;
+    if (line[first] != '{') {
+      p.prompt = line;
+      prompts.push_back(std::move(p));
+      continue;
+    }
+    nlohmann::ordered_json j;
+    try {
+      j = nlohmann::ordered_json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      fail("{} {} line {}: not valid JSON: {}", flag, path, n, e.what());
+    }
+    if (j.contains("messages")) {
+      if (!j["messages"].is_array() || j["messages"].empty())
+        fail("{} {} line {}: \"messages\" must be a non-empty array of chat messages", flag, path,
+             n);
+      p.messages = j["messages"];
+    } else if (j.contains("prompt") && j["prompt"].is_string() &&
+               !j["prompt"].get<std::string>().empty()) {
+      p.prompt = j["prompt"].get<std::string>();
+    } else {
+      fail("{} {} line {}: expected {{\"prompt\": \"text\"}} or {{\"messages\": [...]}}", flag,
+           path, n);
+    }
+    prompts.push_back(std::move(p));
   }
-  if (lm.chat_template_config.empty())
-    fail(
-        "{}: --chat needs a chat template (tokenizer_config.json with a chat_template, or "
-        "tokenizer.chat_template in a GGUF)",
-        lm.model->path());
-  return chat::ChatTemplate::from_tokenizer_config(lm.chat_template_config);
+  if (prompts.empty())
+    fail("{} {}: no prompts (one per line, or JSON Lines with \"prompt\" or \"messages\"; # "
+         "starts a comment)",
+         flag, path);
+  return prompts;
 }
 
-std::string token_bytes(const LoadedModel& lm, std::int32_t id) {
-  if (lm.tokenizer) return lm.tokenizer->token_bytes(id);
-  return "";
-}
-
-std::string token_text(const LoadedModel& lm, std::int32_t id) {
-  if (lm.tokenizer) return lm.tokenizer->token_text(id);
-  return "";
+std::vector<std::int32_t> file_prompt_tokens(const FilePrompt& p, bool chat,
+                                             const std::string& system, const LoadedModel& lm,
+                                             std::string* rendered) {
+  const Tokenizer& tok = lm.require_tokenizer("--prompts");
+  std::string text = p.prompt;
+  if (!p.messages.is_null()) {
+    text = lm.chat_template().render(p.messages, nullptr, true);
+  } else if (chat) {
+    text = lm.chat_template().render(chat::make_messages(p.prompt, system), nullptr, true);
+  }
+  if (rendered != nullptr) *rendered = text;
+  return tok.encode(text);
 }
 
 }  // namespace ls::app

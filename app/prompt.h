@@ -1,7 +1,6 @@
-// How commands turn user input into token ids and ids back into text: --tokens, --prompt with
-// optional --chat/--system (rendered through the model's chat template), and a LoadedModel
-// that bundles the model with its tokenizer and chat template (from the directory's
-// tokenizer.json / tokenizer_config.json, or from a GGUF file's metadata).
+// How commands turn user input into token ids: --tokens, --prompt with optional --chat/--system
+// (rendered through the model's chat template), and --prompts FILE (one prompt per line, or
+// JSON Lines with "prompt" or "messages") for commands that run a batch.
 #pragma once
 
 #include <cstdint>
@@ -11,33 +10,18 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "app/common.h"
-#include "model/model.h"
+#include "engine/loaded_model.h"
 
-namespace ls {
-class Tokenizer;
-}
-namespace ls::chat {
-struct ChatTemplate;
-}
 
 namespace ls::app {
 
-struct LoadedModel {
-  std::unique_ptr<Model> model;
-  std::shared_ptr<const Tokenizer> tokenizer;  // null when the model has no tokenizer.json
-  std::string chat_template_config;            // path of tokenizer_config.json, "" if none
-  // A GGUF's tokenizer.chat_template and the special tokens it sees ("" when none / not GGUF).
-  std::string gguf_chat_template;
-  nlohmann::ordered_json gguf_special_tokens = nlohmann::ordered_json::object();
-};
+using engine::LoadedModel;
 
+// The model --model/--kv-type name, opened once (weights, tokenizer, template, defaults).
 LoadedModel load_model(const ModelOptions& o);
-
-// The model's chat template (tokenizer_config.json, or a GGUF's tokenizer.chat_template); throws
-// naming the model when it has none.
-chat::ChatTemplate load_chat_template(const LoadedModel& lm);
 
 struct PromptOptions {
   std::string tokens;  // --tokens 1,2,3
@@ -53,7 +37,20 @@ void add_prompt_options(CLI::App& cmd, PromptOptions& o);
 // Token ids for the prompt options; throws naming the flags when they are inconsistent.
 std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm);
 
-std::string token_bytes(const LoadedModel& lm, std::int32_t id);  // raw bytes, "" if unknown
-std::string token_text(const LoadedModel& lm, std::int32_t id);   // valid UTF-8 for JSON
+// One prompt of a --prompts file: its text and how to render it.
+struct FilePrompt {
+  std::size_t line = 0;
+  std::string prompt;                 // a plain prompt ("" when messages are given)
+  nlohmann::ordered_json messages;    // a JSON line's "messages" (null otherwise)
+};
+// Reads FILE: one prompt per line (blank lines and lines starting with # skipped), or JSON Lines
+// objects with "prompt" (a string) or "messages" (a chat). Throws naming `flag`, the file and
+// the line.
+std::vector<FilePrompt> read_prompt_file(const std::string& path, const char* flag = "--prompts");
+// Token ids of one file prompt: "messages" always through the chat template, "prompt" through it
+// with `chat` (and `system`); `rendered` receives the text tokenized.
+std::vector<std::int32_t> file_prompt_tokens(const FilePrompt& p, bool chat,
+                                             const std::string& system, const LoadedModel& lm,
+                                             std::string* rendered = nullptr);
 
 }  // namespace ls::app

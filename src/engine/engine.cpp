@@ -1,0 +1,67 @@
+// Sequences, forks and the batched step (see engine.h).
+#include "engine/engine.h"
+
+#include "core/error.h"
+
+namespace ls::engine {
+
+Engine::Engine(const Model& model, ThreadPool& pool, EngineOptions options)
+    : model_(model),
+      pool_(pool),
+      kv_(model.config(), model.kv_type(), options.kv_block_positions),
+      acts_(model.config(), options.max_chunk_tokens) {}
+
+std::int32_t Engine::vocab_size() const {
+  return static_cast<std::int32_t>(model_.config().vocab_size);
+}
+
+std::int32_t Engine::context_limit() const {
+  return static_cast<std::int32_t>(model_.config().max_position_embeddings);
+}
+
+std::vector<std::span<const float>> Engine::step(std::span<const decode::Feed> feeds) {
+  const auto V = static_cast<std::size_t>(model_.config().vocab_size);
+  std::size_t rows = 0;
+  for (std::size_t i = 0; i < feeds.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j)
+      if (feeds[j].seq == feeds[i].seq)
+        fail("engine step: sequence {} is fed twice in one step", feeds[i].seq);
+    rows += feeds[i].all_positions ? feeds[i].tokens.size() : 1;
+  }
+  if (logits_.size() < rows * V) logits_.resize(rows * V);
+  batch_.clear();
+  std::vector<std::span<const float>> out;
+  std::size_t row = 0;
+  for (const auto& f : feeds) {
+    auto it = seqs_.find(f.seq);
+    if (it == seqs_.end()) it = seqs_.emplace(f.seq, KVCache(kv_)).first;
+    const std::size_t n = f.all_positions ? f.tokens.size() : 1;
+    const std::span<float> dst(&logits_[row * V], n * V);
+    batch_.push_back({&it->second, f.tokens, f.all_positions, dst});
+    out.emplace_back(dst);
+    row += n;
+  }
+  qwen2_forward(model_.config(), model_.weights(), batch_, acts_, pool_);
+  return out;
+}
+
+void Engine::fork(int from_seq, int to_seq) {
+  if (from_seq == to_seq) return;
+  const auto it = seqs_.find(from_seq);
+  KVCache copy = it == seqs_.end() ? KVCache(kv_) : it->second.fork();
+  seqs_.insert_or_assign(to_seq, std::move(copy));
+}
+
+void Engine::release(int seq) { seqs_.erase(seq); }
+
+std::int64_t Engine::length(int seq) const {
+  const auto it = seqs_.find(seq);
+  return it == seqs_.end() ? 0 : it->second.length;
+}
+
+KvUsage Engine::kv_usage() const {
+  return {kv_.blocks_in_use(), kv_.bytes_in_use(), kv_.bytes_reserved(), kv_.block_bytes(),
+          seqs_.size()};
+}
+
+}  // namespace ls::engine

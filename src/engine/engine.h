@@ -1,0 +1,61 @@
+// The batched engine over one model: sequences that own their KV state (paged blocks from one
+// pool, shared between forks), and step(), which runs any mix of sequences — a prompt chunk
+// for one, one token for another — through one ragged forward pass. Every sequence's logits are
+// bit-identical to running it alone (the forward pass computes each row the same way whatever
+// the batch). It is the decoding loop's LogitsSource, and what the server's scheduler calls.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "decode/logits_source.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+
+namespace ls::engine {
+
+struct EngineOptions {
+  std::int64_t max_chunk_tokens = 64;  // tokens per forward chunk (bounds prefill scratch)
+  std::int64_t kv_block_positions = KvBlockPool::kDefaultBlockPositions;
+};
+
+// KV memory: blocks in use (each held once, however many sequences share it) and the bytes
+// each sequence's table would take unshared.
+struct KvUsage {
+  std::size_t blocks_in_use = 0;
+  std::size_t bytes_in_use = 0;
+  std::size_t bytes_reserved = 0;  // in use + kept on the free list
+  std::size_t block_bytes = 0;
+  std::size_t sequences = 0;
+};
+
+class Engine final : public decode::LogitsSource {
+ public:
+  Engine(const Model& model, ThreadPool& pool, EngineOptions options = {});
+
+  std::int32_t vocab_size() const override;
+  std::int32_t context_limit() const override;
+  // One forward pass over every feed (see decode::LogitsSource). Throws before any sequence
+  // changes on a bad token id, a context past the model's limit or a sequence fed twice.
+  std::vector<std::span<const float>> step(std::span<const decode::Feed> feeds) override;
+  void fork(int from_seq, int to_seq) override;
+  void release(int seq) override;
+
+  std::int64_t length(int seq) const;  // positions the sequence holds (0 if unknown)
+  KvUsage kv_usage() const;
+  const Model& model() const { return model_; }
+
+ private:
+  const Model& model_;
+  ThreadPool& pool_;
+  KvBlockPool kv_;
+  Activations acts_;
+  std::map<int, KVCache> seqs_;
+  std::vector<float> logits_;
+  std::vector<SequenceInput> batch_;
+};
+
+}  // namespace ls::engine

@@ -1,0 +1,99 @@
+// Opening a model with everything around it (see loaded_model.h).
+#include "engine/loaded_model.h"
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "engine/gguf_tokenizer.h"
+#include "model/gguf_metadata.h"
+
+namespace ls::engine {
+
+namespace fs = std::filesystem;
+
+namespace {
+bool is_gguf_file(const std::string& path) {
+  return fs::path(path).extension() == ".gguf" && !fs::is_directory(path);
+}
+}  // namespace
+
+LoadedModel LoadedModel::open(const std::string& path, DType kv_type) {
+  LoadedModel lm;
+  lm.path_ = path;
+  if (is_gguf_file(path)) {
+    auto file = std::make_unique<GgufFile>(path, GgufArrays::Keep);
+    if (gguf_has_tokenizer(*file))
+      lm.tokenizer_ = std::make_shared<const Tokenizer>(gguf_tokenizer(*file));
+    if (auto t = gguf_chat_template(*file)) {
+      chat::ChatTemplate ct;
+      ct.name = path + " (tokenizer.chat_template)";
+      ct.source = t->source;
+      ct.special_tokens = t->special_tokens;
+      ct.bos_token = ct.special_tokens.value("bos_token", "");
+      ct.eos_token = ct.special_tokens.value("eos_token", "");
+      lm.chat_template_ = std::move(ct);
+    }
+    file->drop_arrays();  // the tokenizer holds what it needs; ~40 MiB of parsed arrays go
+    lm.model_ = Model::from_gguf(std::move(file), kv_type);
+    return lm;
+  }
+  lm.model_ = Model::load(path, kv_type);
+  const fs::path tok = fs::path(path) / "tokenizer.json";
+  if (fs::exists(tok))
+    lm.tokenizer_ = std::make_shared<const Tokenizer>(Tokenizer::load(tok.string()));
+  const fs::path cfg = fs::path(path) / "tokenizer_config.json";
+  if (fs::exists(cfg)) lm.tokenizer_config_ = cfg.string();
+  return lm;
+}
+
+LoadedModel LoadedModel::tokenizer_only(const std::string& path) {
+  LoadedModel lm;
+  lm.path_ = path;
+  if (path.empty()) return lm;
+  if (is_gguf_file(path)) {
+    const GgufFile file(path, GgufArrays::Keep);
+    if (gguf_has_tokenizer(file))
+      lm.tokenizer_ = std::make_shared<const Tokenizer>(gguf_tokenizer(file));
+    return lm;
+  }
+  const fs::path tok = fs::path(path) / "tokenizer.json";
+  if (fs::exists(tok))
+    lm.tokenizer_ = std::make_shared<const Tokenizer>(Tokenizer::load(tok.string()));
+  return lm;
+}
+
+const Model& LoadedModel::model() const {
+  if (!model_) fail("{}: the model's weights were not loaded (tokenizer only)", path_);
+  return *model_;
+}
+
+const Tokenizer& LoadedModel::require_tokenizer(const std::string& what) const {
+  if (!tokenizer_)
+    fail(
+        "{}: {} needs a tokenizer (tokenizer.json in the model directory, or tokenizer.ggml.* "
+        "metadata in a GGUF)",
+        path(), what);
+  return *tokenizer_;
+}
+
+const chat::ChatTemplate& LoadedModel::chat_template() const {
+  if (!chat_template_) {
+    if (tokenizer_config_.empty())
+      fail(
+          "{}: --chat needs a chat template (tokenizer_config.json with a chat_template, or "
+          "tokenizer.chat_template in a GGUF)",
+          path());
+    chat_template_ = chat::ChatTemplate::from_tokenizer_config(tokenizer_config_);
+  }
+  return *chat_template_;
+}
+
+std::string LoadedModel::token_bytes(std::int32_t id) const {
+  return tokenizer_ ? tokenizer_->token_bytes(id) : "";
+}
+
+std::string LoadedModel::token_text(std::int32_t id) const {
+  return tokenizer_ ? tokenizer_->token_text(id) : "";
+}
+
+}  // namespace ls::engine

@@ -1,0 +1,48 @@
+// A model opened once for every command and the server: weights (memory-mapped), tokenizer,
+// chat template and generation_config.json, from a Hugging Face directory or a GGUF file. A
+// GGUF is opened once: its metadata gives the config, the tokenizer (built directly from the
+// tokenizer.ggml.* arrays, which are dropped afterwards) and the chat template. The KV cache
+// element type is fixed here, at open.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "chat/chat_template.h"
+#include "core/dtype.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ls::engine {
+
+class LoadedModel {
+ public:
+  // `path`: a model directory or a .gguf file; kv_type F32, F16 or BF16.
+  static LoadedModel open(const std::string& path, DType kv_type = DType::F32);
+  // Only the tokenizer (for commands that print token text without running the model); a
+  // path without one ("" too) gives no tokenizer. model() then throws.
+  static LoadedModel tokenizer_only(const std::string& path);
+
+  const Model& model() const;
+  const std::string& path() const { return path_; }
+  // Null when the model has no tokenizer (no tokenizer.json / no tokenizer.ggml.* metadata).
+  const Tokenizer* tokenizer() const { return tokenizer_.get(); }
+  // Throws naming the model and `what` (e.g. "--prompt") when it has no tokenizer.
+  const Tokenizer& require_tokenizer(const std::string& what) const;
+  // The chat template (read on first use); throws naming the model when it has none.
+  const chat::ChatTemplate& chat_template() const;
+
+  std::string token_bytes(std::int32_t id) const;  // raw bytes, "" if unknown
+  std::string token_text(std::int32_t id) const;   // valid UTF-8 for JSON and tables
+
+ private:
+  std::string path_;
+  std::unique_ptr<Model> model_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
+  std::string tokenizer_config_;  // path of tokenizer_config.json, "" if none
+  mutable std::optional<chat::ChatTemplate> chat_template_;
+};
+
+}  // namespace ls::engine
