@@ -66,7 +66,7 @@ def main():
     expect_error(["next", "--model", model, "--tokens", "1", "--kv-type", "q8_0"], "--kv-type")
 
     # --kv-type f16/bf16: the KV cache memory bench reports is half of F32's, from config.json
-    # alone (2 x layers x kv_dim x 256 positions, the first capacity step).
+    # alone: 2 x layers x kv_dim x positions, in whole blocks of 16 positions (8 + 2 tokens: one).
     cfg0 = json.load(open(os.path.join(model, "config.json")))
     kv_dim = cfg0["num_key_value_heads"] * cfg0["hidden_size"] // cfg0["num_attention_heads"]
     for kv_type, size in (("f32", 4), ("f16", 2), ("bf16", 2)):
@@ -74,7 +74,7 @@ def main():
                  "--kv-type", kv_type, "--json"])
         assert r.returncode == 0, r.stderr
         j = json.loads(r.stdout)
-        want_mib = 2 * cfg0["num_hidden_layers"] * kv_dim * 256 * size / 2**20
+        want_mib = 2 * cfg0["num_hidden_layers"] * kv_dim * 16 * size / 2**20
         if j["kv_type"] != kv_type.upper() or abs(j["kv_cache_mib"] - want_mib) > 1e-9:
             failures.append(("bench --kv-type", kv_type, j["kv_type"], j["kv_cache_mib"], want_mib))
 

@@ -103,7 +103,9 @@ TEST(Forward, RaggedBatchEqualsSingleSequencesBitForBit) {
       alone.emplace_back(l.begin(), l.end());
     }
     // Together: prefixes fed alone, then one batched call with a chunk of 4 tokens.
-    std::vector<ls::KVCache> caches(3, ls::KVCache(c, ls::DType::F32));
+    ls::KvBlockPool blocks(c, ls::DType::F32, 3);  // 3 positions per block: many boundaries
+    std::vector<ls::KVCache> caches;
+    for (int i = 0; i < 3; ++i) caches.emplace_back(blocks);
     ls::Activations acts(c, 4);
     std::vector<float> scratch(V);
     for (std::size_t i = 0; i < 3; ++i)
@@ -125,7 +127,7 @@ TEST(Forward, RaggedBatchEqualsSingleSequencesBitForBit) {
   }
 }
 
-// F16 and BF16 KV caches: half the memory (2 x layers x kv_dim x capacity x 2 bytes), logits
+// F16 and BF16 KV caches: half the memory (2 x layers x kv_dim x positions x 2 bytes), logits
 // close to the F32 cache's (the keys and values are rounded once when stored).
 TEST(Forward, HalfPrecisionKvCache) {
   auto m = ls::Model::load(tiny_model());
@@ -144,9 +146,11 @@ TEST(Forward, HalfPrecisionKvCache) {
     }
     EXPECT_GT(max_diff, 0.0) << "the cache type made no difference: was it used?";
     EXPECT_LT(max_diff, (type == ls::DType::F16 ? 2e-3 : 2e-2) * max_abs) << dtype_name(type);
-    const auto cap = static_cast<std::size_t>(s.cache().capacity());
+    // Whole blocks of 16 positions: 12 tokens take one block.
+    const auto positions = static_cast<std::size_t>(s.cache().blocks()) * 16;
+    EXPECT_EQ(positions, 16u);
     EXPECT_EQ(s.cache().bytes(), 2 * static_cast<std::size_t>(c.num_hidden_layers) *
-                                     static_cast<std::size_t>(c.kv_dim()) * cap * 2);
+                                     static_cast<std::size_t>(c.kv_dim()) * positions * 2);
     EXPECT_EQ(f32.cache().bytes(), 2 * s.cache().bytes());
   }
   EXPECT_THROW(ls::Session(*m, pool, 64, ls::DType::Q8_0), ls::Error);
