@@ -1,0 +1,138 @@
+// The batched engine on a tiny synthetic model: a step over any mix of sequences gives each one
+// exactly its logits alone (bit for bit); forks share the prefix's KV blocks, copy a shared
+// block only when they write into it, and continue exactly as a sequence fed the same tokens
+// from scratch; releasing returns every block; bad steps change nothing and name the problem.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/error.h"
+#include "engine/engine.h"
+#include "model/synth.h"
+#include "../model/test_util.h"
+
+namespace {
+
+using ls::decode::Feed;
+
+const ls::Model& tiny() {
+  static const std::unique_ptr<ls::Model> m = [] {
+    const auto d = ls::test::scratch_dir("engine_tiny");
+    ls::SynthOptions o;
+    o.shape = "tiny";
+    o.dtype = ls::DType::F32;
+    o.seed = 3;
+    o.out_dir = d.string();
+    ls::synthesize_model(o);
+    return ls::Model::load(d.string());
+  }();
+  return *m;
+}
+
+std::vector<std::int32_t> ids(std::size_t n, std::int32_t salt) {
+  std::vector<std::int32_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>((i * 7919 + salt) % 150000);
+  return v;
+}
+
+// A sequence fed alone, from scratch, in one Session: the reference for every engine result.
+std::vector<float> alone(const std::vector<std::vector<std::int32_t>>& feeds, bool all_last) {
+  ls::ThreadPool pool(1);
+  ls::Session s(tiny(), pool);
+  std::span<const float> l;
+  for (std::size_t i = 0; i < feeds.size(); ++i)
+    l = s.feed(feeds[i], all_last && i + 1 == feeds.size());
+  return {l.begin(), l.end()};
+}
+
+bool same(std::span<const float> a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), b.size() * sizeof(float)) == 0;
+}
+
+TEST(Engine, MixedStepEqualsEachSequenceAlone) {
+  ls::ThreadPool pool(2);
+  ls::engine::Engine eng(tiny(), pool, {/*max_chunk_tokens=*/5, /*kv_block_positions=*/4});
+  const auto a = ids(9, 1), b = ids(3, 2), c = ids(17, 3);
+  // Step 1: three prompts of different lengths (chunks of 5 split them across chunks).
+  std::vector<Feed> feeds = {{0, a}, {1, b, /*all_positions=*/true}, {2, c}};
+  auto out = eng.step(feeds);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(same(out[0], alone({a}, false)));
+  EXPECT_TRUE(same(out[1], alone({b}, true)));
+  EXPECT_TRUE(same(out[2], alone({c}, false)));
+  // Step 2: one token for 0 and 2, a 6-token chunk for 1, in another order.
+  const auto a2 = ids(1, 4), b2 = ids(6, 5), c2 = ids(1, 6);
+  feeds = {{2, c2}, {1, b2}, {0, a2}};
+  out = eng.step(feeds);
+  EXPECT_TRUE(same(out[0], alone({c, c2}, false)));
+  EXPECT_TRUE(same(out[1], alone({b, b2}, false)));
+  EXPECT_TRUE(same(out[2], alone({a, a2}, false)));
+  EXPECT_EQ(eng.length(1), 9);
+}
+
+TEST(Engine, ForksShareThePrefixAndContinueExactly) {
+  ls::ThreadPool pool(1);
+  ls::engine::Engine eng(tiny(), pool, {64, 16});
+  const auto prompt = ids(1000, 7);  // 62.5 blocks: the last one is half full
+  eng.feed(0, prompt);
+  const auto one = eng.kv_usage();
+  EXPECT_EQ(one.blocks_in_use, 63u);
+  for (int s = 1; s < 4; ++s) eng.fork(0, s);
+  EXPECT_EQ(eng.kv_usage().blocks_in_use, 63u) << "forks must share, not copy";
+  EXPECT_EQ(eng.kv_usage().bytes_in_use, one.bytes_in_use);
+  // Each continues with its own token: the shared half-full block is copied by the three that
+  // write into it first; the fourth (the last owner) writes in place.
+  std::vector<std::vector<std::int32_t>> next;
+  std::vector<Feed> feeds;
+  for (int s = 0; s < 4; ++s) next.push_back({static_cast<std::int32_t>(100 + s)});
+  for (int s = 0; s < 4; ++s) feeds.push_back({s, next[static_cast<std::size_t>(s)]});
+  const auto out = eng.step(feeds);
+  EXPECT_EQ(eng.kv_usage().blocks_in_use, 63u + 3u);
+  for (int s = 0; s < 4; ++s)
+    EXPECT_TRUE(same(out[static_cast<std::size_t>(s)], alone({prompt, next[static_cast<std::size_t>(s)]}, false)))
+        << "fork " << s;
+  // A fork of a fork, then releases: blocks come back when their last owner goes.
+  eng.fork(3, 5);
+  eng.release(0);
+  eng.release(1);
+  eng.release(2);
+  EXPECT_EQ(eng.kv_usage().blocks_in_use, 63u);  // 62 shared full blocks + 3's last (shared by 5)
+  eng.release(3);
+  eng.release(5);
+  EXPECT_EQ(eng.kv_usage().blocks_in_use, 0u);
+  EXPECT_EQ(eng.kv_usage().sequences, 0u);
+}
+
+TEST(Engine, ForkOverwritesTheTargetAndReleasedSequencesStartEmpty) {
+  ls::ThreadPool pool(1);
+  ls::engine::Engine eng(tiny(), pool, {64, 4});
+  const auto a = ids(6, 1), b = ids(3, 2);
+  eng.feed(0, a);
+  eng.feed(1, b);
+  eng.fork(0, 1);  // 1 now continues a; its old blocks are freed
+  EXPECT_EQ(eng.length(1), 6);
+  EXPECT_EQ(eng.kv_usage().blocks_in_use, 2u);
+  const auto t = ids(1, 9);
+  const auto got = eng.feed(1, t);
+  EXPECT_TRUE(same(got, alone({a, t}, false)));
+  eng.release(1);
+  const auto fresh = eng.feed(1, b);
+  EXPECT_TRUE(same(fresh, alone({b}, false)));
+}
+
+TEST(Engine, BadStepsChangeNothingAndNameTheProblem) {
+  ls::ThreadPool pool(1);
+  ls::engine::Engine eng(tiny(), pool);
+  const auto a = ids(4, 1);
+  eng.feed(0, a);
+  const std::vector<std::int32_t> bad = {1, 151936};
+  std::vector<Feed> feeds = {{0, a}, {1, bad}};
+  LS_EXPECT_ERROR(eng.step(feeds), "token id 151936 is out of range");
+  EXPECT_EQ(eng.length(0), 4);
+  feeds = {{0, a}, {0, a}};
+  LS_EXPECT_ERROR(eng.step(feeds), "sequence 0 is fed twice in one step");
+  EXPECT_EQ(eng.length(0), 4);
+  EXPECT_EQ(eng.context_limit(), tiny().config().max_position_embeddings);
+}
+
+}  // namespace
