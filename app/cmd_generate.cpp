@@ -31,6 +31,7 @@ namespace {
 struct GenerateCli {
   ModelOptions model;
   PromptOptions prompt;
+  std::string prompts;  // --prompts FILE: every prompt generated together
   GenerationFlags flags;
   int trace = 0;
   bool json = false;
@@ -65,11 +66,6 @@ void write_generation_svg(const std::string& path, const std::vector<decode::Ste
                 labels, {h_raw, h_final, p_chosen, p_raw}, {}, "entropy (nats)", "probability"));
 }
 
-void print_json(const nlohmann::json& j) {
-  fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  std::fflush(stdout);
-}
-
 void print_trace_header(const decode::RunHeader& header) {
   const nlohmann::json h = decode::header_json(header);
   fmt::print("mode {}   seed {} ({})   order preset {}   prompt {} tokens\n",
@@ -87,7 +83,98 @@ void print_trace_header(const decode::RunHeader& header) {
   fmt::print("\n");
 }
 
+nlohmann::json result_json(const decode::GenerationResult& r, std::size_t sequence,
+                           double seconds) {
+  return {{"type", "result"},
+          {"sequence", sequence},
+          {"tokens", r.tokens},
+          {"text", decode::sanitize_utf8(r.text)},
+          {"finish_reason", decode::to_string(r.finish)},
+          {"message", r.message},
+          {"logprob", r.logprob},
+          {"processed_logprob", r.processed_logprob},
+          {"score", r.score},
+          {"seconds", seconds}};
+}
+
+// --prompts FILE: one job per prompt, all stepped together (one forward pass per token for the
+// whole batch). --json lines carry "prompt_index"; text and traces are printed per prompt once
+// the batch is done, since the prompts' steps interleave.
+void run_generate_batch(GenerateCli& o) {
+  if (!o.prompt.tokens.empty() || !o.prompt.prompt.empty())
+    fail("--prompts FILE replaces --prompt/--tokens: give one or the other");
+  if (!o.dump_logits.empty() || !o.svg.empty())
+    fail("--dump-logits and --svg record one prompt; run it without --prompts");
+  LoadedModel lm = load_model(o.model);
+  const decode::GenerationConfig config = generation_config_from(o.flags, lm);
+  const std::vector<FilePrompt> file = read_prompt_file(o.prompts);
+  std::vector<std::vector<std::int32_t>> ids(file.size());
+  std::vector<std::string> rendered(file.size()), shown(file.size());
+  for (std::size_t i = 0; i < file.size(); ++i)
+    ids[i] = file_prompt_tokens(file[i], o.prompt.chat, o.prompt.system, lm, &rendered[i]);
+  ThreadPool pool(o.model.threads);
+  engine::Engine engine(lm.model(), pool);
+  const decode::TokenBytesFn token_bytes =
+      lm.tokenizer() ? decode::TokenBytesFn([&](std::int32_t id) { return lm.token_bytes(id); })
+                     : decode::TokenBytesFn();
+  std::vector<decode::GenerationJob> jobs;
+  for (std::size_t i = 0; i < file.size(); ++i) {
+    decode::GenerateOptions go;
+    go.token_bytes = token_bytes;
+    go.trace_top_n = o.trace > 0 ? o.trace : 5;
+    std::string& out = shown[i];
+    if (o.json) {
+      go.on_header = [&, i](const decode::RunHeader& h) {
+        nlohmann::json header = decode::header_json(h);
+        header["prompt_index"] = i;
+        header["model"] = lm.path();
+        header["prompt_token_ids"] = ids[i];
+        if (!rendered[i].empty()) header["prompt"] = rendered[i];
+        print_json_line(header);
+      };
+      go.on_step = [&, i](const decode::StepTrace& st) {
+        nlohmann::json j = decode::step_json(st, token_bytes);
+        j["prompt_index"] = i;
+        print_json_line(j);
+      };
+    } else if (o.trace > 0) {
+      go.on_step = [&out, &token_bytes](const decode::StepTrace& st) {
+        out += decode::format_step(st, token_bytes);
+      };
+    }
+    jobs.push_back({ids[i], config, std::move(go)});
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<decode::GenerationRun> runs = decode::generate_batch(engine, jobs);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::size_t total_tokens = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (std::size_t k = 0; k < runs[i].sequences.size(); ++k) {
+      const auto& r = runs[i].sequences[k];
+      total_tokens += r.tokens.size();
+      if (o.json) {
+        nlohmann::json j = result_json(r, k, seconds);
+        j["prompt_index"] = i;
+        print_json_line(j);
+        continue;
+      }
+      if (k == 0)
+        fmt::print("{}── prompt {} (line {}, {} tokens): \"{}\"\n{}", i ? "\n" : "", i, file[i].line,
+                   ids[i].size(), printable(clip_utf8(rendered[i], 60)), shown[i]);
+      if (runs[i].sequences.size() > 1) fmt::print("[sequence {}] ", k);
+      fmt::print("{}\n[finish {}: {} · logprob {:.4f}]\n", r.text, decode::to_string(r.finish),
+                 r.message, r.logprob);
+    }
+  }
+  std::fflush(stdout);
+  fmt::print(stderr, "[{} prompts generated together · {} tokens · {:.1f} tok/s in total]\n",
+             runs.size(), total_tokens,
+             seconds > 0 ? static_cast<double>(total_tokens) / seconds : 0.0);
+}
+
 void run_generate(GenerateCli& o) {
+  if (!o.prompts.empty()) return run_generate_batch(o);
   LoadedModel lm = load_model(o.model);
   decode::GenerationConfig config = generation_config_from(o.flags, lm);
   const std::vector<std::int32_t> ids = prompt_tokens(o.prompt, lm);
@@ -113,10 +200,10 @@ void run_generate(GenerateCli& o) {
       if (!o.dump_logits.empty())
         header["logits_file"] = std::filesystem::absolute(o.dump_logits).string();
       if (!o.prompt.rendered.empty()) header["prompt"] = o.prompt.rendered;
-      print_json(header);
+      print_json_line(header);
     };
     go.on_step = [&](const decode::StepTrace& s) {
-      print_json(decode::step_json(s, go.token_bytes));
+      print_json_line(decode::step_json(s, go.token_bytes));
     };
   } else if (o.trace > 0) {
     go.on_header = print_trace_header;
@@ -158,19 +245,8 @@ void run_generate(GenerateCli& o) {
   std::size_t total_tokens = 0;
   for (const auto& r : run.sequences) total_tokens += r.tokens.size();
   if (o.json) {
-    for (std::size_t i = 0; i < run.sequences.size(); ++i) {
-      const auto& r = run.sequences[i];
-      print_json({{"type", "result"},
-                  {"sequence", i},
-                  {"tokens", r.tokens},
-                  {"text", decode::sanitize_utf8(r.text)},
-                  {"finish_reason", decode::to_string(r.finish)},
-                  {"message", r.message},
-                  {"logprob", r.logprob},
-                  {"processed_logprob", r.processed_logprob},
-                  {"score", r.score},
-                  {"seconds", seconds}});
-    }
+    for (std::size_t i = 0; i < run.sequences.size(); ++i)
+      print_json_line(result_json(run.sequences[i], i, seconds));
     return;
   }
   if (o.trace > 0) {
@@ -204,6 +280,9 @@ void add_generate_command(CLI::App& app) {
       "generate", "Generate text with transformers' decoding rules; --trace shows every stage");
   add_model_options(*cmd, o->model);
   add_prompt_options(*cmd, o->prompt);
+  cmd->add_option("--prompts", o->prompts,
+                  "Generate for every prompt of FILE together (one per line, or JSON Lines with "
+                  "\"prompt\" or \"messages\"); each result equals that prompt run alone");
   add_generation_flags(*cmd, o->flags);
   cmd->add_option("--trace", o->trace, "Show each step: raw top-N, every stage, the choice")
       ->expected(0, 1)

@@ -1,11 +1,14 @@
-// `logitscope next`: one forward pass over a prompt, then the next-token distribution the way
-// an article on "what are logits" would show it: input size, logits shape and range, entropy,
-// and the top-N table (rank, id, text, raw logit, probability, log-probability).
+// `logitscope next`: one forward pass over a prompt (or, with --prompts, over many prompts at
+// once), then the next-token distribution the way an article on "what are logits" would show
+// it: input size, logits shape and range, entropy, and the top-N table (rank, id, text, raw
+// logit, probability, log-probability).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <memory>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/common.h"
@@ -13,7 +16,8 @@
 #include "core/error.h"
 #include "core/npy.h"
 #include "inspect/distribution.h"
-#include "model/model.h"
+#include "app/lab_common.h"
+#include "engine/engine.h"
 
 namespace ls::app {
 
@@ -22,6 +26,7 @@ namespace {
 struct NextOptions {
   ModelOptions model;
   PromptOptions prompt;
+  std::string prompts;  // --prompts FILE: many prompts, one forward pass
   std::size_t top = 10;
   double temperature = 1.0;
   bool json = false;
@@ -29,28 +34,24 @@ struct NextOptions {
   bool all_positions = false;
 };
 
-void run_next(NextOptions& o) {
-  if (o.all_positions && o.dump_logits.empty())
-    fail("--all-positions needs --dump-logits FILE.npy");
-  LoadedModel lm = load_model(o.model);
-  const std::vector<std::int32_t> ids = prompt_tokens(o.prompt, lm);
-  ThreadPool pool(o.model.threads);
-  Session session(lm.model(), pool);
-  const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
-  const std::span<const float> all = session.feed(ids, o.all_positions);
-  const std::span<const float> last = all.subspan(all.size() - V, V);
-  if (!o.dump_logits.empty()) {
-    const auto rows = static_cast<std::int64_t>(all.size() / V);
-    write_npy_f32(o.dump_logits, all, {rows, static_cast<std::int64_t>(V)});
-  }
-  const DistributionSummary s = summarize_logits(last, o.temperature, o.top);
+// One prompt's result: its ids, the text tokenized ("" for --tokens) and its last logits row.
+struct NextResult {
+  std::vector<std::int32_t> ids;
+  std::string rendered;
+  std::span<const float> last;
+};
 
+void print_next(const NextOptions& o, const LoadedModel& lm, const NextResult& r,
+                std::optional<std::size_t> index) {
+  const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
+  const DistributionSummary s = summarize_logits(r.last, o.temperature, o.top);
   if (o.json) {
     nlohmann::ordered_json j;
-    j["model"] = lm.model().path();
-    j["n_input_tokens"] = ids.size();
-    j["input_tokens"] = ids;
-    if (!o.prompt.rendered.empty()) j["prompt"] = o.prompt.rendered;
+    if (index) j["prompt_index"] = *index;
+    j["model"] = lm.path();
+    j["n_input_tokens"] = r.ids.size();
+    j["input_tokens"] = r.ids;
+    if (!r.rendered.empty()) j["prompt"] = r.rendered;
     j["logits_shape"] = {1, V};
     j["min_logit"] = s.min_logit;
     j["max_logit"] = s.max_logit;
@@ -70,9 +71,14 @@ void run_next(NextOptions& o) {
     return;
   }
   const ModelConfig& c = lm.model().config();
-  fmt::print("model        {} (qwen2, {} layers, hidden {}, {} weights, vocab {})\n",
-             lm.model().path(), c.num_hidden_layers, c.hidden_size, lm.model().weight_dtype(), V);
-  fmt::print("input        {} tokens\n", ids.size());
+  if (index) {
+    fmt::print("{}── prompt {}: \"{}\"\n", *index ? "\n" : "", *index,
+               printable(clip_utf8(r.rendered, 60)));
+  } else {
+    fmt::print("model        {} (qwen2, {} layers, hidden {}, {} weights, vocab {})\n", lm.path(),
+               c.num_hidden_layers, c.hidden_size, lm.model().weight_dtype(), V);
+  }
+  fmt::print("input        {} tokens\n", r.ids.size());
   fmt::print("logits       shape [1, {}]   min {:.4f}   max {:.4f}\n", V, s.min_logit, s.max_logit);
   fmt::print("temperature  {}   (probabilities are softmax(logit / T))\n", s.temperature);
   fmt::print("entropy      {:.4f} nats = {:.4f} bits   (uniform over the vocab: {:.4f} nats)\n\n",
@@ -84,8 +90,45 @@ void run_next(NextOptions& o) {
     fmt::print("{:>5}  {:>7}  {:<24}  {:>10.4f}  {:>10.6f}  {:>9.4f}\n", e.rank, e.id, text,
                e.logit, e.prob, e.logprob);
   }
-  if (!o.dump_logits.empty())
-    fmt::print("\nwrote {} (float32, shape [{}, {}])\n", o.dump_logits, all.size() / V, V);
+}
+
+void run_next(NextOptions& o) {
+  if (o.all_positions && o.dump_logits.empty())
+    fail("--all-positions needs --dump-logits FILE.npy");
+  if (!o.prompts.empty() && (!o.prompt.tokens.empty() || !o.prompt.prompt.empty()))
+    fail("--prompts FILE replaces --prompt/--tokens: give one or the other");
+  if (!o.prompts.empty() && o.all_positions)
+    fail("--all-positions applies to one prompt; with --prompts, --dump-logits writes one row "
+         "per prompt");
+  LoadedModel lm = load_model(o.model);
+  const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
+  std::vector<NextResult> results;
+  if (o.prompts.empty()) {
+    results.push_back({prompt_tokens(o.prompt, lm), o.prompt.rendered, {}});
+  } else {
+    for (const auto& p : read_prompt_file(o.prompts)) {
+      NextResult r;
+      r.ids = file_prompt_tokens(p, o.prompt.chat, o.prompt.system, lm, &r.rendered);
+      results.push_back(std::move(r));
+    }
+  }
+  // Every prompt in one batched forward pass (ragged: no padding, each its own positions).
+  ThreadPool pool(o.model.threads);
+  engine::Engine engine(lm.model(), pool);
+  std::vector<decode::Feed> feeds;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    feeds.push_back({static_cast<int>(i), results[i].ids, o.all_positions});
+  const std::vector<std::span<const float>> out = engine.step(feeds);
+  std::vector<float> rows;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    results[i].last = out[i].subspan(out[i].size() - V, V);
+    if (!o.dump_logits.empty()) rows.insert(rows.end(), out[i].begin(), out[i].end());
+  }
+  if (!o.dump_logits.empty()) write_rows_npy(o.dump_logits, rows, static_cast<std::int64_t>(V));
+  for (std::size_t i = 0; i < results.size(); ++i)
+    print_next(o, lm, results[i], o.prompts.empty() ? std::nullopt : std::optional(i));
+  if (!o.dump_logits.empty() && !o.json)
+    fmt::print("\nwrote {} (float32, shape [{}, {}])\n", o.dump_logits, rows.size() / V, V);
 }
 
 }  // namespace
@@ -95,6 +138,9 @@ void add_next_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("next", "Show the next-token distribution after a prompt");
   add_model_options(*cmd, o->model);
   add_prompt_options(*cmd, o->prompt);
+  cmd->add_option("--prompts", o->prompts,
+                  "Many prompts in one forward pass: FILE with one per line, or JSON Lines with "
+                  "\"prompt\" or \"messages\" (--chat applies the template to plain prompts)");
   cmd->add_option("--top", o->top, "Rows in the table")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
