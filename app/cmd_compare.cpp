@@ -6,13 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <memory>
 
 #include "app/commands.h"
 #include "app/lab_common.h"
 #include "core/error.h"
-#include "decode/choose.h"
+#include "engine/engine.h"
 #include "inspect/compare.h"
 #include "inspect/svg.h"
 
@@ -32,66 +31,27 @@ struct CompareCli {
   std::string dump_logits;
 };
 
-std::vector<std::string> read_prompts(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("--prompts {}: cannot open the file", path);
-  std::vector<std::string> prompts;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos || line[0] == '#') continue;
-    prompts.push_back(line);
-  }
-  if (prompts.empty()) fail("--prompts {}: no prompts (one per line; # starts a comment)", path);
-  return prompts;
-}
-
 void run_compare(CompareCli& o) {
   if (o.steps < 1) fail("--steps must be at least 1, got {}", o.steps);
-  const std::vector<std::string> prompts = read_prompts(o.prompts);
+  const std::vector<FilePrompt> file = read_prompt_file(o.prompts);
   LoadedModel a = load_model(o.model);
-  std::unique_ptr<Model> b = Model::load(o.model_b, a.model().kv_type());
+  const LoadedModel b = LoadedModel::open(o.model_b, a.model().kv_type());
   const auto V = static_cast<std::size_t>(a.model().config().vocab_size);
-  if (b->config().vocab_size != a.model().config().vocab_size)
+  if (b.model().config().vocab_size != a.model().config().vocab_size)
     fail(
         "--model-b {}: vocab_size {} differs from --model {} ({}); compare needs the same "
         "vocabulary",
-        o.model_b, b->config().vocab_size, o.model.model, V);
+        o.model_b, b.model().config().vocab_size, o.model.model, V);
+  std::vector<std::vector<std::int32_t>> prompts;
+  for (const auto& p : file) prompts.push_back(file_prompt_tokens(p, o.chat, o.system, a));
   ThreadPool pool(o.model.threads);
-  std::vector<inspect::PositionComparison> positions;
-  std::vector<std::vector<std::int32_t>> continuations;
-  std::vector<float> rows_a, rows_b;
-  for (std::size_t p = 0; p < prompts.size(); ++p) {
-    PromptOptions po;
-    po.prompt = prompts[p];
-    po.chat = o.chat;
-    po.system = o.system;
-    const std::vector<std::int32_t> ids = prompt_tokens(po, a);
-    Session sa(a.model(), pool), sb(*b, pool);
-    std::span<const float> la = sa.feed(ids);
-    std::vector<std::int32_t> cont;
-    std::span<const float> lb = sb.feed(ids);
-    for (int step = 0; step < o.steps; ++step) {
-      // A's span stays valid while B runs: they are different sessions.
-      inspect::PositionComparison c = inspect::compare_position(la, lb);
-      c.prompt = static_cast<int>(p);
-      c.step = step;
-      positions.push_back(c);
-      if (!o.dump_logits.empty()) {
-        rows_a.insert(rows_a.end(), la.begin(), la.end());
-        rows_b.insert(rows_b.end(), lb.begin(), lb.end());
-      }
-      const std::int32_t next = c.top_a;  // A's greedy continuation, shared by both
-      cont.push_back(next);
-      if (step + 1 == o.steps) break;
-      if (static_cast<std::int64_t>(ids.size() + cont.size()) >=
-          a.model().config().max_position_embeddings)
-        break;
-      la = sa.feed(std::span<const std::int32_t>(&cont.back(), 1));
-      lb = sb.feed(std::span<const std::int32_t>(&cont.back(), 1));
-    }
-    continuations.push_back(std::move(cont));
-  }
+  engine::Engine engine_a(a.model(), pool), engine_b(b.model(), pool);
+  const inspect::ModelComparison run =
+      inspect::compare_models(engine_a, engine_b, prompts, o.steps, !o.dump_logits.empty());
+  const auto& positions = run.positions;
+  const auto& continuations = run.continuations;
+  const auto& rows_a = run.rows_a;
+  const auto& rows_b = run.rows_b;
   const inspect::ComparisonSummary s = inspect::summarize(positions);
   if (!o.dump_logits.empty()) {
     write_rows_npy(o.dump_logits + ".a.npy", rows_a, static_cast<std::int64_t>(V));
@@ -121,7 +81,7 @@ void run_compare(CompareCli& o) {
   if (o.json) {
     nlohmann::ordered_json j;
     j["model_a"] = a.model().path();
-    j["model_b"] = b->path();
+    j["model_b"] = b.path();
     j["positions"] = nlohmann::ordered_json::array();
     for (const auto& c : positions)
       j["positions"].push_back({{"prompt", c.prompt},
@@ -162,7 +122,7 @@ void run_compare(CompareCli& o) {
   }
   fmt::print(
       "A {}\nB {}\n{} prompt{} x up to {} step{} (A's greedy continuation) = {} positions\n\n",
-      a.model().path(), b->path(), prompts.size(), prompts.size() == 1 ? "" : "s", o.steps,
+      a.model().path(), b.path(), prompts.size(), prompts.size() == 1 ? "" : "s", o.steps,
       o.steps == 1 ? "" : "s", positions.size());
   fmt::print("{:>6} {:>4}  {:<28} {:<28} {:>9}  {:>8}  {}\n", "prompt", "step", "A top-1 (prob)",
              "B top-1 (prob)", "KL(A||B)", "A gap", "");

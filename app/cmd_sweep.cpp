@@ -11,7 +11,7 @@
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
 #include "core/error.h"
-#include "decode/choose.h"
+#include "engine/engine.h"
 #include "inspect/svg.h"
 #include "inspect/sweep.h"
 
@@ -59,27 +59,13 @@ void run_sweep(SweepCli& o) {
 
   const std::vector<std::int32_t> prompt = prompt_tokens(o.prompt, lm);
   ThreadPool pool(o.model.threads);
-  Session session(lm.model(), pool);
+  engine::Engine engine(lm.model(), pool);
   const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
-  std::vector<std::int32_t> history = prompt;
-  std::vector<float> rows;
-  std::vector<std::vector<inspect::SweepCell>> steps;
-  std::vector<std::int32_t> greedy;
-  std::span<const float> raw = session.feed(prompt);
-  for (int step = 0; step < o.steps; ++step) {
-    rows.insert(rows.end(), raw.begin(), raw.end());
-    std::vector<inspect::SweepCell> cells;
-    for (const auto& c : configs)
-      cells.push_back(inspect::sweep_cell(raw, {history, prompt.size()}, c, o.top));
-    steps.push_back(std::move(cells));
-    const std::int32_t next = decode::choose_greedy(raw);
-    greedy.push_back(next);
-    history.push_back(next);
-    const bool eos = std::find(base.eos_token_id.begin(), base.eos_token_id.end(), next) !=
-                     base.eos_token_id.end();
-    if (eos || step + 1 == o.steps) break;
-    raw = session.feed(std::span<const std::int32_t>(&greedy.back(), 1));
-  }
+  const inspect::SweepRun run =
+      inspect::sweep_run(engine, prompt, configs, o.steps, o.top, base.eos_token_id);
+  const auto& steps = run.steps;
+  const auto& greedy = run.greedy;
+  const auto& rows = run.rows;
   if (!o.dump_logits.empty()) write_rows_npy(o.dump_logits, rows, static_cast<std::int64_t>(V));
 
   if (!o.svg.empty()) {

@@ -139,7 +139,7 @@ class SamplingRun final : public RunState {
     trace.sequence = index;
     trace.step = s.step;
     const Choice c = s.sampler.choose(raw, TokenHistory{s.tokens, job_.prompt.size()},
-                                      tracing ? &trace : nullptr, o.trace_top_n);
+                                      {tracing ? &trace : nullptr, o.trace_top_n});
     s.result.logprob += c.raw_logprob;
     s.result.processed_logprob += c.logprob;
     s.tokens.push_back(c.token);

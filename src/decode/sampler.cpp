@@ -17,12 +17,20 @@ Sampler::Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t v
                                   min_tokens_to_keep})),
       rng_(rng) {}
 
+Sampler Sampler::raw_argmax(std::int32_t vocab_size) {
+  GenerationConfig none;  // transformers' defaults: no processor is active in greedy mode
+  none.suppress_tokens.clear();
+  return Sampler(none, DecodeMode::greedy, vocab_size, Rng(0));
+}
+
 void Sampler::process(std::span<float> scores, const TokenHistory& history) {
   chain_.apply(scores, history);
 }
 
-Choice Sampler::choose(std::span<const float> raw, const TokenHistory& history, StepTrace* trace,
-                       int trace_top_n, std::optional<double> draw) {
+Choice Sampler::choose(std::span<const float> raw, const TokenHistory& history,
+                       const ChoiceOptions& options) {
+  StepTrace* trace = options.trace;
+  const int trace_top_n = options.trace_top_n;
   work_.assign(raw.begin(), raw.end());
   if (trace != nullptr) {
     trace->mode = mode_;
@@ -39,14 +47,14 @@ Choice Sampler::choose(std::span<const float> raw, const TokenHistory& history, 
   }
   Choice c;
   if (mode_ == DecodeMode::sample) {
-    c.draw = draw ? *draw : rng_.uniform();
+    c.draw = options.draw ? *options.draw : rng_.uniform();
     c.token = choose_sample(work_, *c.draw);
   } else {
     c.token = choose_greedy(work_);
   }
   c.raw_logprob = static_cast<double>(raw[c.token]) - log_sum_exp(raw);
   c.logprob = static_cast<double>(work_[c.token]) - log_sum_exp(work_);
-  chain_.accept(c.token);
+  if (options.accept) chain_.accept(c.token);
   if (trace != nullptr) {
     trace->draw = c.draw;
     trace_choice(*trace, raw, work_, c.token);

@@ -18,6 +18,15 @@
 
 namespace ls::decode {
 
+// How to choose: a trace to fill, a draw to use instead of the sampler's own (replay reuses a
+// recorded one), and whether to accept() the chosen token (replay accepts the recorded one).
+struct ChoiceOptions {
+  StepTrace* trace = nullptr;
+  int trace_top_n = 5;
+  std::optional<double> draw;
+  bool accept = true;
+};
+
 struct Choice {
   std::int32_t token = -1;
   double raw_logprob = 0;  // log_softmax of the raw scores at the token: the model's view
@@ -30,12 +39,15 @@ class Sampler {
   // mode greedy or sample (beam modes use process() only); `rng` is this sequence's stream.
   Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size, Rng rng,
           int min_tokens_to_keep = 1);
+  // Greedy with no stages: the raw argmax (lowest id on ties), as the lab's continuations use.
+  static Sampler raw_argmax(std::int32_t vocab_size);
 
-  // Chain, choice, accept. `draw` replaces the sampler's own draw (replay reuses a recorded
-  // one). When `trace` is given it receives the raw top, every stage and the choice.
+  // Chain, choice, accept. When options.trace is given it receives the raw top, every stage
+  // and the choice.
   Choice choose(std::span<const float> raw, const TokenHistory& history,
-                StepTrace* trace = nullptr, int trace_top_n = 5,
-                std::optional<double> draw = std::nullopt);
+                const ChoiceOptions& options = {});
+  // Tells the chain's stateful stages which token the sequence continues with.
+  void accept(std::int32_t token) { chain_.accept(token); }
   // The chain alone over `scores`, in place (beam search, sweep).
   void process(std::span<float> scores, const TokenHistory& history);
 

@@ -1,6 +1,8 @@
 // Position comparison and its summary (see compare.h); sums in double.
 #include "inspect/compare.h"
 
+#include "decode/sampler.h"
+
 #include <cmath>
 #include <limits>
 
@@ -71,6 +73,63 @@ ComparisonSummary summarize(const std::vector<PositionComparison>& positions) {
   if (s.flips > 0) s.mean_margin_flips = sum_flip_margin / s.flips;
   if (s.agreements > 0) s.mean_margin_agree = sum_agree_margin / s.agreements;
   return s;
+}
+
+ModelComparison compare_models(decode::LogitsSource& a, decode::LogitsSource& b,
+                               std::span<const std::vector<std::int32_t>> prompts, int steps,
+                               bool keep_rows) {
+  const std::size_t n = prompts.size();
+  std::int32_t limit = a.context_limit();
+  if (b.context_limit() > 0 && (limit == 0 || b.context_limit() < limit)) limit = b.context_limit();
+  std::vector<std::vector<PositionComparison>> by_prompt(n);
+  std::vector<std::vector<float>> rows_a(n), rows_b(n);
+  ModelComparison out;
+  out.continuations.resize(n);
+  decode::Sampler next_token = decode::Sampler::raw_argmax(a.vocab_size());
+  std::vector<decode::Feed> feeds;
+  std::vector<std::size_t> live;  // prompts still stepping, in feed order
+  for (std::size_t p = 0; p < n; ++p) {
+    feeds.push_back({static_cast<int>(p), prompts[p]});
+    live.push_back(p);
+  }
+  for (int step = 0; !feeds.empty(); ++step) {
+    const auto la = a.step(feeds);
+    const auto lb = b.step(feeds);
+    std::vector<decode::Feed> next;
+    std::vector<std::size_t> still;
+    for (std::size_t k = 0; k < live.size(); ++k) {
+      const std::size_t p = live[k];
+      PositionComparison c = compare_position(la[k], lb[k]);
+      c.prompt = static_cast<int>(p);
+      c.step = step;
+      by_prompt[p].push_back(c);
+      if (keep_rows) {
+        rows_a[p].insert(rows_a[p].end(), la[k].begin(), la[k].end());
+        rows_b[p].insert(rows_b[p].end(), lb[k].begin(), lb[k].end());
+      }
+      std::vector<std::int32_t> history(prompts[p]);
+      history.insert(history.end(), out.continuations[p].begin(), out.continuations[p].end());
+      auto& cont = out.continuations[p];
+      cont.push_back(next_token.choose(la[k], {history, prompts[p].size()}).token);
+      const bool full =
+          limit > 0 && prompts[p].size() + cont.size() >= static_cast<std::size_t>(limit);
+      if (step + 1 == steps || full) {
+        a.release(static_cast<int>(p));
+        b.release(static_cast<int>(p));
+        continue;
+      }
+      still.push_back(p);
+      next.push_back({static_cast<int>(p), {&cont.back(), 1}});
+    }
+    feeds = std::move(next);
+    live = std::move(still);
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    out.positions.insert(out.positions.end(), by_prompt[p].begin(), by_prompt[p].end());
+    out.rows_a.insert(out.rows_a.end(), rows_a[p].begin(), rows_a[p].end());
+    out.rows_b.insert(out.rows_b.end(), rows_b[p].begin(), rows_b[p].end());
+  }
+  return out;
 }
 
 }  // namespace ls::inspect

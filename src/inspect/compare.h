@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "decode/logits_source.h"
+
 namespace ls::inspect {
 
 struct PositionComparison {
@@ -44,5 +46,18 @@ struct ComparisonSummary {
 };
 
 ComparisonSummary summarize(const std::vector<PositionComparison>& positions);
+
+struct ModelComparison {
+  std::vector<PositionComparison> positions;              // prompt by prompt, step by step
+  std::vector<std::vector<std::int32_t>> continuations;  // A's greedy tokens, per prompt
+  std::vector<float> rows_a, rows_b;                      // raw logits per position (keep_rows)
+};
+
+// Every prompt through A and B, all prompts stepped together on each (one batched step per
+// position): `steps` positions per prompt along A's greedy (raw argmax) continuation, fed to
+// both, fewer when the context is full.
+ModelComparison compare_models(decode::LogitsSource& a, decode::LogitsSource& b,
+                               std::span<const std::vector<std::int32_t>> prompts, int steps,
+                               bool keep_rows);
 
 }  // namespace ls::inspect

@@ -13,6 +13,7 @@
 #include "decode/distribution.h"
 #include "decode/order.h"
 #include "decode/rng.h"
+#include "decode/sampler.h"
 
 namespace ls::inspect {
 
@@ -89,26 +90,22 @@ std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits
   const decode::DecodeMode mode = decode::decode_mode(config);
   if (mode == decode::DecodeMode::beam_search || mode == decode::DecodeMode::beam_sample)
     fail("replay re-scores one sequence step by step; --num-beams must be 1");
-  const bool sample = mode == decode::DecodeMode::sample;
-  decode::ProcessorChain chain = decode::build_chain(config, {vocab, sample, 1});
-  decode::Rng rng(config.seed.value_or(0));
+  decode::Sampler sampler(config, mode, vocab, decode::Rng(config.seed.value_or(0)));
   std::vector<std::int32_t> history(r.prompt);
   std::vector<ReplayStep> out;
   for (std::size_t k = 0; k < r.steps.size(); ++k) {
     const std::span<const float> raw = logits.subspan(k * V, V);
-    std::vector<float> work(raw.begin(), raw.end());
-    chain.apply(work, {history, r.prompt.size()});
+    decode::ChoiceOptions how;
+    how.draw = r.steps[k].draw;  // the recorded draw, so that only the settings differ
+    how.accept = false;          // the road taken is the recorded one
+    const decode::Choice choice = sampler.choose(raw, {history, r.prompt.size()}, how);
+    const std::span<const float> work = sampler.final_scores();
     ReplayStep s;
     s.step = static_cast<int>(k);
     s.recorded = r.steps[k].chosen;
-    s.chain = chain.describe();
-    if (sample) {
-      // The recorded draw when there is one, so that only the settings differ.
-      s.draw = r.steps[k].draw ? *r.steps[k].draw : rng.uniform();
-      s.chosen = decode::choose_sample(work, *s.draw);
-    } else {
-      s.chosen = decode::choose_greedy(work);
-    }
+    s.chain = sampler.chain().describe();
+    s.draw = choice.draw;
+    s.chosen = choice.token;
     s.changed = s.chosen != s.recorded;
     s.pool = decode::count_candidates(work);
     s.entropy = decode::entropy(work);
@@ -127,7 +124,7 @@ std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits
       s.top.push_back({id, l, std::exp(static_cast<double>(l) - lse_raw), prob(id)});
     }
     out.push_back(std::move(s));
-    chain.accept(r.steps[k].chosen);
+    sampler.accept(r.steps[k].chosen);
     history.push_back(r.steps[k].chosen);
   }
   return out;

@@ -1,12 +1,14 @@
 // Sweep cells: run one configured chain on a copy of the raw logits and measure the pool.
 #include "inspect/sweep.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "decode/choose.h"
 #include "decode/distribution.h"
 #include "decode/order.h"
+#include "decode/sampler.h"
 
 namespace ls::inspect {
 
@@ -41,11 +43,11 @@ SweepCell sweep_cell(std::span<const float> raw, const decode::TokenHistory& his
   cell.setting = {config.temperature, config.top_k, config.top_p, config.min_p};
   const bool greedy = config.temperature == 0.0;
   // Temperature 0 means greedy: the processors run, the warpers do not, one token remains.
-  decode::ProcessorChain chain = decode::build_chain(
-      config, {static_cast<std::int32_t>(raw.size()), /*include_warpers=*/!greedy, 1});
-  cell.chain = chain.describe();
+  decode::Sampler sampler(config, greedy ? decode::DecodeMode::greedy : decode::DecodeMode::sample,
+                          static_cast<std::int32_t>(raw.size()), decode::Rng(0));
+  cell.chain = sampler.chain().describe();
   std::vector<float> work(raw.begin(), raw.end());
-  chain.apply(work, history);
+  sampler.process(work, history);
   if (greedy) {
     const std::int32_t best = decode::choose_greedy(work);
     for (std::size_t i = 0; i < work.size(); ++i)
@@ -72,6 +74,31 @@ SweepCell sweep_cell(std::span<const float> raw, const decode::TokenHistory& his
                         std::exp(static_cast<double>(work[i]) - lse_final)});
   }
   return cell;
+}
+
+SweepRun sweep_run(decode::LogitsSource& source, std::span<const std::int32_t> prompt,
+                   std::span<const decode::GenerationConfig> configs, int steps, int top_n,
+                   std::span<const std::int32_t> eos) {
+  SweepRun run;
+  decode::Sampler next_token = decode::Sampler::raw_argmax(source.vocab_size());
+  std::vector<std::int32_t> history(prompt.begin(), prompt.end());
+  const std::int32_t limit = source.context_limit();
+  std::span<const float> raw = source.feed(0, prompt);
+  for (int step = 0; step < steps; ++step) {
+    run.rows.insert(run.rows.end(), raw.begin(), raw.end());
+    std::vector<SweepCell> cells;
+    for (const auto& c : configs) cells.push_back(sweep_cell(raw, {history, prompt.size()}, c, top_n));
+    run.steps.push_back(std::move(cells));
+    const std::int32_t next = next_token.choose(raw, {history, prompt.size()}).token;
+    run.greedy.push_back(next);
+    history.push_back(next);
+    const bool ends = std::find(eos.begin(), eos.end(), next) != eos.end();
+    const bool full = limit > 0 && history.size() >= static_cast<std::size_t>(limit);
+    if (ends || full || step + 1 == steps) break;
+    raw = source.feed(0, {&run.greedy.back(), 1});
+  }
+  source.release(0);
+  return run;
 }
 
 }  // namespace ls::inspect

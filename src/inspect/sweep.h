@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "decode/generation_config.h"
+#include "decode/logits_source.h"
 #include "decode/processor.h"
 
 namespace ls::inspect {
@@ -50,5 +51,18 @@ decode::GenerationConfig with_setting(const decode::GenerationConfig& base, cons
 // One cell: the chain of `config` (temperature 0: greedy, the pool is the argmax) over `raw`.
 SweepCell sweep_cell(std::span<const float> raw, const decode::TokenHistory& history,
                      const decode::GenerationConfig& config, int top_n);
+
+struct SweepRun {
+  std::vector<std::vector<SweepCell>> steps;  // [step][setting]
+  std::vector<std::int32_t> greedy;           // the raw argmax after each step
+  std::vector<float> rows;                    // each step's raw logits, [steps, vocab]
+};
+
+// Feeds `prompt` to a fresh sequence of `source`, runs every config's cell on the logits, and
+// repeats along the greedy (raw argmax) continuation for up to `steps` steps, stopping after an
+// EOS token or when the context is full.
+SweepRun sweep_run(decode::LogitsSource& source, std::span<const std::int32_t> prompt,
+                   std::span<const decode::GenerationConfig> configs, int steps, int top_n,
+                   std::span<const std::int32_t> eos);
 
 }  // namespace ls::inspect
