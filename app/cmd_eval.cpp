@@ -47,9 +47,11 @@ void run_eval(EvalCli& o) {
     inspect::CaseResult r;
     inspect::CaseOutput out;
   };
-  std::vector<Row> rows;
-  int passed = 0;
-  for (const auto& c : cases) {
+  std::vector<Row> rows(cases.size());
+  std::vector<std::vector<std::int32_t>> prompts(cases.size());
+  std::vector<decode::GenerationJob> jobs;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const inspect::GoldenCase& c = cases[k];
     decode::GenerationConfig config = base;
     if (decode::decode_mode(config) != decode::DecodeMode::greedy && !config.seed) config.seed = 0;
     if (c.max_new_tokens) {
@@ -63,25 +65,30 @@ void run_eval(EvalCli& o) {
     po.prompt = c.prompt;
     po.chat = c.chat;
     po.system = c.system;
-    std::vector<std::int32_t> ids;
     try {
-      ids = prompt_tokens(po, lm);
+      prompts[k] = prompt_tokens(po, lm);
     } catch (const Error& e) {
       fail("{} line {}: {}", o.golden, c.line, e.what());
     }
-    inspect::CaseOutput out;
     decode::GenerateOptions go;
     go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
     go.trace_top_n = 1;
-    go.on_step = [&](const decode::StepTrace& s) {
+    inspect::CaseOutput& out = rows[k].out;
+    go.on_step = [&out](const decode::StepTrace& s) {
       if (s.sequence == 0 && !s.raw_top.empty()) out.raw_top1.push_back(s.raw_top.front().id);
     };
-    const decode::GenerationRun run = decode::generate(source, ids, config, go);
-    out.text = run.sequences.front().text;
-    out.tokens = run.sequences.front().tokens;
-    inspect::CaseResult r = inspect::check_case(c, out, text_of);
-    passed += r.pass ? 1 : 0;
-    rows.push_back({&c, std::move(r), std::move(out)});
+    jobs.push_back({prompts[k], config, std::move(go)});
+  }
+  // Every case generated together (one forward pass per token for the whole golden set).
+  const std::vector<decode::GenerationRun> runs = decode::generate_batch(source, jobs);
+  int passed = 0;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    Row& row = rows[k];
+    row.c = &cases[k];
+    row.out.text = runs[k].sequences.front().text;
+    row.out.tokens = runs[k].sequences.front().tokens;
+    row.r = inspect::check_case(cases[k], row.out, text_of);
+    passed += row.r.pass ? 1 : 0;
   }
   const double rate = static_cast<double>(passed) / static_cast<double>(cases.size());
   const bool ok = rate >= o.min_rate;

@@ -51,15 +51,19 @@ void run_seeds(SeedsCli& o) {
   engine::Engine source(lm.model(), pool);
   decode::GenerateOptions go;
   if (lm.tokenizer()) go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
-  std::vector<inspect::SeedRun> runs;
-  std::string chain, mode;
+  // Every seed is its own run; all of them step together (one forward pass per token).
+  std::vector<decode::GenerationJob> jobs;
   for (int i = 0; i < o.n; ++i) {
     config.seed = first_seed + static_cast<std::uint64_t>(i);
-    const decode::GenerationRun run = decode::generate(source, ids, config, go);
+    jobs.push_back({ids, config, go});
+  }
+  std::vector<inspect::SeedRun> runs;
+  std::string chain, mode;
+  for (const decode::GenerationRun& run : decode::generate_batch(source, jobs)) {
     chain = run.chain;
     mode = decode::to_string(run.mode);
     const auto& r = run.sequences.front();
-    runs.push_back({*config.seed, r.tokens, r.text, r.logprob, decode::to_string(r.finish)});
+    runs.push_back({run.seed, r.tokens, r.text, r.logprob, decode::to_string(r.finish)});
   }
   const inspect::SeedSummary s = inspect::summarize_seeds(runs, o.loop);
   if (o.json) {

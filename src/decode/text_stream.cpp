@@ -1,6 +1,8 @@
 // Stop-string matching and UTF-8-safe hold-back for streamed text (see text_stream.h).
 #include "decode/text_stream.h"
 
+#include "decode/trace_json.h"
+
 #include <algorithm>
 
 namespace ls::decode {
@@ -63,7 +65,9 @@ TextStream::Update TextStream::push(std::string_view token_bytes) {
 }
 
 std::string TextStream::finish() {
-  std::string rest = std::move(pending_);
+  // An incomplete character at the very end can no longer be completed: each of its bytes
+  // becomes U+FFFD (as sanitize_utf8 does for JSON), so printed text is always valid UTF-8.
+  std::string rest = sanitize_utf8(pending_);
   pending_.clear();
   emitted_ += rest;
   return rest;

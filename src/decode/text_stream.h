@@ -20,7 +20,8 @@ class TextStream {
     std::string stop;      // which one
   };
   Update push(std::string_view token_bytes);
-  // End of generation without a stop string: everything still held back.
+  // End of generation without a stop string: everything still held back (an incomplete
+  // character's bytes as U+FFFD each).
   std::string finish();
   const std::string& emitted() const { return emitted_; }
 
