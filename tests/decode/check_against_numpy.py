@@ -224,6 +224,13 @@ for seed in (0, 1, 42, 2**64 - 1):
     add({"kind": "rng", "seed": seed, "n": 16},
         ("rng", [a.next() for _ in range(16)], [b.uniform() for _ in range(16)]))
 
+for seed, index in ((0, 1), (7, 2), (2**64 - 1, 3)):
+    g = hf.Xoshiro256StarStar(seed)
+    for _ in range(index):
+        g.jump()
+    add({"kind": "rng_stream", "seed": seed, "index": index, "n": 8},
+        ("rng_stream", [g.next() for _ in range(8)]))
+
 for trial in range(5):
     vocab, prompt, cont = 60, [1, 2, 3][: trial % 3 + 1], [int(x) for x in rng.integers(0, 60, 6)]
     rows = rng.normal(0, 2.5, size=(len(prompt) + len(cont), vocab)).astype(F32)
@@ -284,6 +291,9 @@ def main():
         elif case["kind"] == "rng":
             if got["u64"] != want[1] or got["uniform"] != want[2]:
                 problem = f"rng {got['u64'][:3]}... vs {want[1][:3]}..."
+        elif case["kind"] == "rng_stream":
+            if got["u64"] != want[1]:
+                problem = f"stream {case['index']}: {got['u64'][:2]}... vs {want[1][:2]}..."
         elif case["kind"] == "score":
             if not np.allclose(got["logprobs"], want[1], rtol=1e-9, atol=1e-9) or got["ranks"] != want[2]:
                 problem = f"score {got['logprobs']} / {got['ranks']} vs {want[1]} / {want[2]}"

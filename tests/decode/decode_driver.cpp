@@ -174,6 +174,11 @@ json run_case(const json& c) {
     }
     out["u64"] = u64;
     out["uniform"] = uniform;
+  } else if (kind == "rng_stream") {
+    Rng a = Rng::stream(c.at("seed").get<std::uint64_t>(), c.at("index").get<int>());
+    json u64 = json::array();
+    for (int i = 0; i < c.at("n").get<int>(); ++i) u64.push_back(a.next_u64());
+    out["u64"] = u64;
   } else if (kind == "score") {
     RowsSource source;
     for (const auto& row : c.at("rows")) source.rows.push_back(floats(row));

@@ -283,3 +283,48 @@ class Xoshiro256StarStar:
 
     def uniform(self):
         return (self.next() >> 11) * 2.0**-53
+
+    # The state update is linear over GF(2): a 256 x 256 bit matrix M. Stream i of a seed (the
+    # engine's per-sequence generators) is the state after i * 2^128 steps, i.e. M^(2^128)
+    # applied i times; computed here by squaring M 128 times, without the jump polynomial.
+    @staticmethod
+    def _pack(s):
+        return s[0] | (s[1] << 64) | (s[2] << 128) | (s[3] << 192)
+
+    @staticmethod
+    def _unpack(v):
+        return [(v >> (64 * i)) & MASK for i in range(4)]
+
+    @classmethod
+    def _step_matrix(cls):
+        cols = []
+        for bit in range(256):
+            g = cls.__new__(cls)
+            g.s = cls._unpack(1 << bit)
+            g.next()
+            cols.append(cls._pack(g.s))
+        return cols
+
+    @staticmethod
+    def _apply(cols, v):
+        out, i = 0, 0
+        while v:
+            if v & 1:
+                out ^= cols[i]
+            v >>= 1
+            i += 1
+        return out
+
+    _JUMP = None
+
+    @classmethod
+    def jump_matrix(cls):
+        if cls._JUMP is None:
+            m = cls._step_matrix()
+            for _ in range(128):
+                m = [cls._apply(m, c) for c in m]  # M <- M * M
+            cls._JUMP = m
+        return cls._JUMP
+
+    def jump(self):
+        self.s = self._unpack(self._apply(self.jump_matrix(), self._pack(self.s)))
