@@ -13,6 +13,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "core/error.h"
+#include "engine/engine.h"
 #include "inspect/distribution.h"
 #include "kernels/bandwidth.h"
 #include "kernels/dot.h"
@@ -82,19 +83,19 @@ void run_bench(const BenchOptions& o) {
   std::uint32_t x = 12345;
   for (auto& t : prompt) t = static_cast<std::int32_t>((x = x * 1664525u + 1013904223u) % 150000u);
 
-  {  // warm-up: fault the mapped weights in so that the first timed pass is not disk-bound
-    Session warm(*model, pool);
-    warm.feed(std::span(prompt).first(std::min<std::size_t>(prompt.size(), 8)));
-  }
-  Session s(*model, pool, std::max(o.prompt_tokens, 1));
+  // The whole prompt in one chunk, as a prefill benchmark should.
+  engine::Engine engine(*model, pool, {std::max<std::int64_t>(o.prompt_tokens, 1)});
+  // Warm-up: fault the mapped weights in so that the first timed pass is not disk-bound.
+  engine.feed(1, std::span(prompt).first(std::min<std::size_t>(prompt.size(), 8)));
+  engine.release(1);
   auto t0 = std::chrono::steady_clock::now();
-  auto logits = s.feed(prompt);
+  auto logits = engine.feed(0, prompt);
   const double prefill_s = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < o.gen_tokens; ++i) {
     const std::int32_t next = top_ids(logits, 1)[0];
-    logits = s.feed(std::span(&next, 1));
+    logits = engine.feed(0, std::span(&next, 1));
   }
   const double decode_s = seconds_since(t0);
 
@@ -104,7 +105,7 @@ void run_bench(const BenchOptions& o) {
   const double decode_tps = o.gen_tokens / decode_s;
   const double roofline_tps = bw.gb_per_s * 1e9 / static_cast<double>(per_token);
   const double file_mib = static_cast<double>(model->weight_bytes()) / (1 << 20);
-  const double kv_mib = static_cast<double>(s.cache().bytes()) / (1 << 20);
+  const double kv_mib = static_cast<double>(engine.kv_usage().bytes_in_use) / (1 << 20);
 
   if (o.json) {
     nlohmann::ordered_json j = {{"model", model->path()},

@@ -12,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
-#include "engine/engine.h"
 #include "app/common.h"
 #include "app/generation_cli.h"
 #include "app/prompt.h"
@@ -20,6 +19,7 @@
 #include "core/error.h"
 #include "decode/generate.h"
 #include "decode/trace_text.h"
+#include "engine/engine.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 

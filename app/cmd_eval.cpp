@@ -7,12 +7,12 @@
 #include <memory>
 
 #include "app/commands.h"
-#include "engine/engine.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
 #include "core/error.h"
 #include "decode/generate.h"
 #include "decode/trace_json.h"
+#include "engine/engine.h"
 #include "inspect/eval.h"
 
 namespace ls::app {
@@ -49,7 +49,7 @@ void run_eval(EvalCli& o) {
   };
   std::vector<Row> rows(cases.size());
   std::vector<std::vector<std::int32_t>> prompts(cases.size());
-  std::vector<decode::GenerationJob> jobs;
+  std::vector<decode::Request> jobs;
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const inspect::GoldenCase& c = cases[k];
     decode::GenerationConfig config = base;

@@ -21,8 +21,8 @@
 #include "decode/generate.h"
 #include "decode/trace_json.h"
 #include "decode/trace_text.h"
-#include "inspect/svg.h"
 #include "engine/engine.h"
+#include "inspect/svg.h"
 
 namespace ls::app {
 
@@ -117,7 +117,7 @@ void run_generate_batch(GenerateCli& o) {
   const decode::TokenBytesFn token_bytes =
       lm.tokenizer() ? decode::TokenBytesFn([&](std::int32_t id) { return lm.token_bytes(id); })
                      : decode::TokenBytesFn();
-  std::vector<decode::GenerationJob> jobs;
+  std::vector<decode::Request> jobs;
   for (std::size_t i = 0; i < file.size(); ++i) {
     decode::GenerateOptions go;
     go.token_bytes = token_bytes;
@@ -160,8 +160,8 @@ void run_generate_batch(GenerateCli& o) {
         continue;
       }
       if (k == 0)
-        fmt::print("{}── prompt {} (line {}, {} tokens): \"{}\"\n{}", i ? "\n" : "", i, file[i].line,
-                   ids[i].size(), printable(clip_utf8(rendered[i], 60)), shown[i]);
+        fmt::print("{}── prompt {} (line {}, {} tokens): \"{}\"\n{}", i ? "\n" : "", i,
+                   file[i].line, ids[i].size(), printable(clip_utf8(rendered[i], 60)), shown[i]);
       if (runs[i].sequences.size() > 1) fmt::print("[sequence {}] ", k);
       fmt::print("{}\n[finish {}: {} · logprob {:.4f}]\n", r.text, decode::to_string(r.finish),
                  r.message, r.logprob);

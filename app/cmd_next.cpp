@@ -12,12 +12,12 @@
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/lab_common.h"
 #include "app/prompt.h"
 #include "core/error.h"
 #include "core/npy.h"
-#include "inspect/distribution.h"
-#include "app/lab_common.h"
 #include "engine/engine.h"
+#include "inspect/distribution.h"
 
 namespace ls::app {
 
@@ -98,8 +98,9 @@ void run_next(NextOptions& o) {
   if (!o.prompts.empty() && (!o.prompt.tokens.empty() || !o.prompt.prompt.empty()))
     fail("--prompts FILE replaces --prompt/--tokens: give one or the other");
   if (!o.prompts.empty() && o.all_positions)
-    fail("--all-positions applies to one prompt; with --prompts, --dump-logits writes one row "
-         "per prompt");
+    fail(
+        "--all-positions applies to one prompt; with --prompts, --dump-logits writes one row "
+        "per prompt");
   LoadedModel lm = load_model(o.model);
   const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
   std::vector<NextResult> results;

@@ -10,13 +10,13 @@
 #include <memory>
 
 #include "app/commands.h"
-#include "engine/engine.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
 #include "core/error.h"
 #include "decode/generate.h"
 #include "decode/order.h"
 #include "decode/trace_json.h"
+#include "engine/engine.h"
 #include "inspect/npy_read.h"
 #include "inspect/replay.h"
 #include "tokenizer/tokenizer.h"
@@ -84,8 +84,8 @@ void run_replay(ReplayCli& o) {
   const std::string model_dir = !o.model.empty() ? o.model : rec.header.value("model", "");
   if (!o.fork.empty() && model_dir.empty())
     fail("--fork needs the model: the trace names none, give --model");
-  const LoadedModel lm = !o.fork.empty() ? load_model({model_dir, o.threads})
-                                         : LoadedModel::tokenizer_only(model_dir);
+  const LoadedModel lm =
+      !o.fork.empty() ? load_model({model_dir, o.threads}) : LoadedModel::tokenizer_only(model_dir);
 
   decode::GenerationConfig config = inspect::recorded_config(rec);
   apply_generation_flags(config, o.flags, lm.tokenizer());

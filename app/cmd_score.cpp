@@ -14,7 +14,7 @@
 #include "app/prompt.h"
 #include "core/error.h"
 #include "decode/score.h"
-#include "model/model.h"
+#include "engine/engine.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ls::app {
@@ -45,21 +45,16 @@ void run_score(ScoreCli& o) {
   if (ids.empty()) fail("the prompt is empty: the first token of --text has no context to score");
   if (cont.empty()) fail("--text gives no tokens");
   const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
-  const auto max_pos = lm.model().config().max_position_embeddings;
-  if (static_cast<std::int64_t>(ids.size() + cont.size() - 1) > max_pos) {
-    fail("prompt ({} tokens) + text ({} tokens) exceed the model's context of {} positions",
-         ids.size(), cont.size(), max_pos);
-  }
   ThreadPool pool(o.model.threads);
-  Session session(lm.model(), pool);
+  engine::Engine engine(lm.model(), pool);
   // Row i must be the logits at the position before cont[i]: the last prompt row, then the
   // rows of every continuation token but the last.
   std::vector<float> rows;
-  const auto last = session.feed(ids);
+  const auto last = engine.feed(0, ids);
   rows.assign(last.begin(), last.end());
   if (cont.size() > 1) {
-    const auto more = session.feed(std::span<const std::int32_t>(cont).first(cont.size() - 1),
-                                   /*all_positions=*/true);
+    const auto more = engine.feed(0, std::span<const std::int32_t>(cont).first(cont.size() - 1),
+                                  /*all_positions=*/true);
     rows.insert(rows.end(), more.begin(), more.end());
   }
   const decode::ScoreResult r = decode::score_rows(rows, static_cast<std::int32_t>(V), cont);
@@ -78,8 +73,7 @@ void run_score(ScoreCli& o) {
            {"logprob", t.logprob},
            {"prob", std::exp(t.logprob)},
            {"rank", t.rank},
-           {"top",
-            {{"id", t.top_id}, {"text", lm.token_text(t.top_id)}, {"logit", t.top_logit}}}});
+           {"top", {{"id", t.top_id}, {"text", lm.token_text(t.top_id)}, {"logit", t.top_logit}}}});
     }
     j["n_tokens"] = r.tokens.size();
     j["sum_logprob"] = r.sum;

@@ -7,12 +7,12 @@
 #include <memory>
 
 #include "app/commands.h"
-#include "engine/engine.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
 #include "core/error.h"
 #include "decode/generate.h"
 #include "decode/trace_json.h"
+#include "engine/engine.h"
 #include "inspect/seeds.h"
 
 namespace ls::app {
@@ -52,7 +52,7 @@ void run_seeds(SeedsCli& o) {
   decode::GenerateOptions go;
   if (lm.tokenizer()) go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
   // Every seed is its own run; all of them step together (one forward pass per token).
-  std::vector<decode::GenerationJob> jobs;
+  std::vector<decode::Request> jobs;
   for (int i = 0; i < o.n; ++i) {
     config.seed = first_seed + static_cast<std::uint64_t>(i);
     jobs.push_back({ids, config, go});

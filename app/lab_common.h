@@ -1,6 +1,6 @@
-// Helpers shared by the inspection-lab commands (sweep, seeds, compare, replay, eval): number
-// lists for sweep flags, JSON printing, token cells for tables and a Session walk that records
-// each position's raw logits (for --dump-logits, which the numpy tests read).
+// Helpers shared by the commands that print tables and JSON (sweep, seeds, compare, replay,
+// eval, next, generate): number lists for sweep flags, JSON printing, token cells for tables,
+// UTF-8-safe clipping and raw logit rows written as .npy (for --dump-logits).
 #pragma once
 
 #include <cstdint>

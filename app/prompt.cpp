@@ -79,9 +79,10 @@ std::vector<FilePrompt> read_prompt_file(const std::string& path, const char* fl
     prompts.push_back(std::move(p));
   }
   if (prompts.empty())
-    fail("{} {}: no prompts (one per line, or JSON Lines with \"prompt\" or \"messages\"; # "
-         "starts a comment)",
-         flag, path);
+    fail(
+        "{} {}: no prompts (one per line, or JSON Lines with \"prompt\" or \"messages\"; # "
+        "starts a comment)",
+        flag, path);
   return prompts;
 }
 

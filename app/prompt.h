@@ -15,7 +15,6 @@
 #include "app/common.h"
 #include "engine/loaded_model.h"
 
-
 namespace ls::app {
 
 using engine::LoadedModel;
@@ -40,8 +39,8 @@ std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm)
 // One prompt of a --prompts file: its text and how to render it.
 struct FilePrompt {
   std::size_t line = 0;
-  std::string prompt;                 // a plain prompt ("" when messages are given)
-  nlohmann::ordered_json messages;    // a JSON line's "messages" (null otherwise)
+  std::string prompt;               // a plain prompt ("" when messages are given)
+  nlohmann::ordered_json messages;  // a JSON line's "messages" (null otherwise)
 };
 // Reads FILE: one prompt per line (blank lines and lines starting with # skipped), or JSON Lines
 // objects with "prompt" (a string) or "messages" (a chat). Throws naming `flag`, the file and

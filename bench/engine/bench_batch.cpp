@@ -58,7 +58,7 @@ struct Timed {
   std::size_t peak_kv = 0;
 };
 
-Timed run(ls::engine::Engine& engine, std::vector<ls::decode::GenerationJob> jobs) {
+Timed run(ls::engine::Engine& engine, std::vector<ls::decode::Request> jobs) {
   Timed t;
   for (auto& j : jobs)
     j.options.on_step = [&](const ls::decode::StepTrace&) {
@@ -73,7 +73,8 @@ Timed run(ls::engine::Engine& engine, std::vector<ls::decode::GenerationJob> job
 }
 
 int bench(int argc, char** argv) {
-  if (argc < 2) ls::fail("usage: bench_batch MODEL [--threads N] [--tokens N] [--batches 1,4,8,16]");
+  if (argc < 2)
+    ls::fail("usage: bench_batch MODEL [--threads N] [--tokens N] [--batches 1,4,8,16]");
   std::string path = argv[1];
   int threads = 2, tokens = 48;
   std::vector<int> batches = {1, 4, 8, 16};
@@ -125,14 +126,16 @@ int bench(int argc, char** argv) {
   row("beam search, 4 beams", b4);
   row("sampling, 4 return sequences", n4);
 
-  fmt::print("\ngenerate --prompts: N different 16-token prompts, {} greedy tokens each "
-             "(goal at 8: >= 4x one)\n", tokens);
+  fmt::print(
+      "\ngenerate --prompts: N different 16-token prompts, {} greedy tokens each "
+      "(goal at 8: >= 4x one)\n",
+      tokens);
   fmt::print("  {:>8} {:>8} {:>14} {:>10}\n", "prompts", "seconds", "tokens/s total", "x one");
   double base = 0;
   for (int n : batches) {
     std::vector<std::vector<std::int32_t>> prompts;
     for (int i = 0; i < n; ++i) prompts.push_back(prompt_of(16, static_cast<std::uint32_t>(i + 1)));
-    std::vector<ls::decode::GenerationJob> jobs;
+    std::vector<ls::decode::Request> jobs;
     for (const auto& p : prompts) jobs.push_back({p, greedy, {}});
     const Timed t = run(engine, jobs);
     const double tps = static_cast<double>(t.tokens) / t.seconds;
@@ -147,10 +150,11 @@ int bench(int argc, char** argv) {
   engine.feed(1 << 20, long_prompt);
   const std::size_t alone = engine.kv_usage().bytes_in_use;
   engine.release(1 << 20);
-  fmt::print("\nKV memory, 1,000-token prompt: one sequence {:.1f} MiB; 4 beams at their peak {:.1f} "
-             "MiB = {:.2f}x (the prompt's blocks are shared; each beam owns only its last block)\n",
-             static_cast<double>(alone) / (1 << 20), static_cast<double>(lb.peak_kv) / (1 << 20),
-             static_cast<double>(lb.peak_kv) / static_cast<double>(alone));
+  fmt::print(
+      "\nKV memory, 1,000-token prompt: one sequence {:.1f} MiB; 4 beams at their peak {:.1f} "
+      "MiB = {:.2f}x (the prompt's blocks are shared; each beam owns only its last block)\n",
+      static_cast<double>(alone) / (1 << 20), static_cast<double>(lb.peak_kv) / (1 << 20),
+      static_cast<double>(lb.peak_kv) / static_cast<double>(alone));
   return 0;
 }
 

@@ -1,6 +1,6 @@
 // Beam search and beam sampling with transformers' semantics (its vectorised _beam_search):
-// scores are log_softmax'ed, processed, added to each beam's running sum; the best (max(2, 1 + #eos) x
-// num_beams) continuations are ranked; those among the first num_beams that end (EOS, stop
+// scores are log_softmax'ed, processed, added to each beam's running sum; the best (max(2, 1 +
+// #eos) x num_beams) continuations are ranked; those among the first num_beams that end (EOS, stop
 // string, length) enter the finished set with score sum / generated_length^length_penalty
 // (generated_length counts the final token); the best num_beams unfinished ones continue.
 // early_stopping true/false/"never" follow transformers' stopping heuristics.
@@ -81,13 +81,12 @@ std::vector<Candidate> sample_candidates(std::vector<Candidate> all, std::size_t
   return picked;
 }
 
-
 // One beam search as a run of the batched loop: the prompt is fed once into slot 0; each step
 // the surviving beams are forked (sharing their KV) into the other bank of slots and all of
 // them are fed together.
 class BeamRun final : public RunState {
  public:
-  BeamRun(LogitsSource& source, const GenerationJob& job, int first_seq, GenerationRun run)
+  BeamRun(LogitsSource& source, const Request& job, int first_seq, GenerationRun run)
       : source_(source),
         job_(job),
         config_(job.config),
@@ -324,7 +323,7 @@ class BeamRun final : public RunState {
   }
 
   LogitsSource& source_;
-  const GenerationJob& job_;
+  const Request& job_;
   const GenerationConfig& config_;
   GenerationRun run_;
   int first_seq_;
@@ -348,8 +347,8 @@ class BeamRun final : public RunState {
 
 }  // namespace
 
-std::unique_ptr<RunState> make_beam_run(LogitsSource& source, const GenerationJob& job,
-                                        int first_seq, GenerationRun run) {
+std::unique_ptr<RunState> make_beam_run(LogitsSource& source, const Request& job, int first_seq,
+                                        GenerationRun run) {
   return std::make_unique<BeamRun>(source, job, first_seq, std::move(run));
 }
 

@@ -62,7 +62,7 @@ namespace {
 // stream i of the seed (stream 0 is Rng(seed) itself).
 class SamplingRun final : public RunState {
  public:
-  SamplingRun(LogitsSource& source, const GenerationJob& job, int first_seq, GenerationRun run)
+  SamplingRun(LogitsSource& source, const Request& job, int first_seq, GenerationRun run)
       : source_(source),
         job_(job),
         run_(std::move(run)),
@@ -187,7 +187,7 @@ class SamplingRun final : public RunState {
   }
 
   LogitsSource& source_;
-  const GenerationJob& job_;
+  const Request& job_;
   GenerationRun run_;
   int max_new_;
   std::int32_t limit_;
@@ -195,7 +195,7 @@ class SamplingRun final : public RunState {
   bool prefilled_ = false;
 };
 
-void check_job(const LogitsSource& source, const GenerationJob& job) {
+void check_job(const LogitsSource& source, const Request& job) {
   validate(job.config);
   if (job.prompt.empty())
     fail("generate: the prompt is empty; Qwen models add no BOS token, so give at least one token");
@@ -211,13 +211,12 @@ void check_job(const LogitsSource& source, const GenerationJob& job) {
 
 }  // namespace
 
-std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const GenerationJob& job,
-                                            int first_seq, GenerationRun run) {
+std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const Request& job, int first_seq,
+                                            GenerationRun run) {
   return std::make_unique<SamplingRun>(source, job, first_seq, std::move(run));
 }
 
-std::vector<GenerationRun> generate_batch(LogitsSource& source,
-                                          std::span<const GenerationJob> jobs) {
+std::vector<GenerationRun> generate_batch(LogitsSource& source, std::span<const Request> jobs) {
   for (const auto& job : jobs) check_job(source, job);
   std::vector<std::unique_ptr<RunState>> runs;
   int next_seq = 0;
@@ -253,7 +252,7 @@ std::vector<GenerationRun> generate_batch(LogitsSource& source,
 
 GenerationRun generate(LogitsSource& source, std::span<const std::int32_t> prompt,
                        const GenerationConfig& config, const GenerateOptions& options) {
-  const GenerationJob job{prompt, config, options};
+  const Request job{prompt, config, options};
   return std::move(generate_batch(source, {&job, 1}).front());
 }
 

@@ -1,4 +1,5 @@
-// The model-independent generation loop. Each job (a prompt with its settings) becomes a run:
+// The model-independent generation loop. Each Request (a prompt, its settings and callbacks)
+// becomes a run:
 // greedy or sampled sequences (num_return_sequences of them, forked from one prefilled prompt)
 // or a beam search. generate_batch() steps every active sequence of every run together: one
 // LogitsSource::step per token, whatever the mix. Each sequence chooses with its own Sampler
@@ -66,16 +67,19 @@ struct GenerationRun {
   std::vector<GenerationResult> sequences;
 };
 
-struct GenerationJob {
-  std::span<const std::int32_t> prompt;
+// One generation request: what the CLI's prompts, the lab's seeds and the server's requests
+// each turn into. The run it becomes holds each sequence's state (tokens, sampler and random
+// stream, text stream, stop state, finish reason) and reports through `options`.
+struct Request {
+  std::span<const std::int32_t> prompt;  // must outlive the run
   GenerationConfig config;
   GenerateOptions options;
 };
 
-// Runs every job to completion, all stepped together; results in job order. Sequence ids
-// 0, 1, ... of the source are used (released again when the runs end).
-std::vector<GenerationRun> generate_batch(LogitsSource& source, std::span<const GenerationJob> jobs);
-// One job.
+// Runs every request to completion, all stepped together; results in request order. Sequence
+// ids 0, 1, ... of the source are used (released again when the runs end).
+std::vector<GenerationRun> generate_batch(LogitsSource& source, std::span<const Request> requests);
+// One request.
 GenerationRun generate(LogitsSource& source, std::span<const std::int32_t> prompt,
                        const GenerationConfig& config, const GenerateOptions& options);
 

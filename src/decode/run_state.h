@@ -25,11 +25,11 @@ class RunState {
 // Sequence ids [first_seq, first_seq + sequence_ids_needed(config)) of `source` are the run's.
 int sequence_ids_needed(const GenerationConfig& config);
 // Greedy or sampled sequences (generate.cpp); `run` carries mode and seed in.
-std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const GenerationJob& job,
-                                            int first_seq, GenerationRun run);
+std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const Request& job, int first_seq,
+                                            GenerationRun run);
 // Beam search or beam sampling (beam_search.cpp).
-std::unique_ptr<RunState> make_beam_run(LogitsSource& source, const GenerationJob& job,
-                                        int first_seq, GenerationRun run);
+std::unique_ptr<RunState> make_beam_run(LogitsSource& source, const Request& job, int first_seq,
+                                        GenerationRun run);
 // The header of a run (stage order, settings and their sources).
 RunHeader make_header(const GenerationConfig& config, DecodeMode mode, std::uint64_t seed,
                       const ProcessorChain& chain, std::size_t prompt_len);

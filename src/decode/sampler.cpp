@@ -8,8 +8,8 @@
 
 namespace ls::decode {
 
-Sampler::Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size,
-                 Rng rng, int min_tokens_to_keep)
+Sampler::Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size, Rng rng,
+                 int min_tokens_to_keep)
     : mode_(mode),
       chain_(build_chain(config, {vocab_size,
                                   /*include_warpers=*/mode == DecodeMode::sample ||
@@ -36,12 +36,11 @@ Choice Sampler::choose(std::span<const float> raw, const TokenHistory& history,
     trace->mode = mode_;
     trace_raw(*trace, raw, trace_top_n);
     before_ = work_;
-    chain_.apply_observed(work_, history,
-                          [&](const LogitsProcessor& stage, std::span<const float> after) {
-                            trace->stages.push_back(
-                                trace_stage(stage, before_, after, trace_top_n));
-                            before_.assign(after.begin(), after.end());
-                          });
+    chain_.apply_observed(
+        work_, history, [&](const LogitsProcessor& stage, std::span<const float> after) {
+          trace->stages.push_back(trace_stage(stage, before_, after, trace_top_n));
+          before_.assign(after.begin(), after.end());
+        });
   } else {
     chain_.apply(work_, history);
   }

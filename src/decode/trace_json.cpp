@@ -112,7 +112,8 @@ std::string display_token(std::string_view bytes) {
 }
 
 json step_json(const StepTrace& s, const TokenBytesFn& token_bytes) {
-  json j = {{"type", "step"}, {"sequence", s.sequence}, {"step", s.step}, {"mode", to_string(s.mode)}};
+  json j = {
+      {"type", "step"}, {"sequence", s.sequence}, {"step", s.step}, {"mode", to_string(s.mode)}};
   if (!s.raw_top.empty() || s.raw_candidates > 0) {
     j["raw"] = {{"candidates", s.raw_candidates},
                 {"entropy", number(s.entropy_before)},

@@ -31,7 +31,8 @@ std::string top_list(const std::vector<TokenScore>& top, const TokenBytesFn& tok
 }  // namespace
 
 std::string format_step(const StepTrace& s, const TokenBytesFn& token_bytes) {
-  std::string out = fmt::format("── step {} · sequence {} · {}", s.step, s.sequence, to_string(s.mode));
+  std::string out =
+      fmt::format("── step {} · sequence {} · {}", s.step, s.sequence, to_string(s.mode));
   if (s.draw) out += fmt::format(" · draw {:.17g}", *s.draw);
   out += "\n";
   if (s.raw_candidates > 0) {

@@ -52,7 +52,9 @@ void Engine::fork(int from_seq, int to_seq) {
   seqs_.insert_or_assign(to_seq, std::move(copy));
 }
 
-void Engine::release(int seq) { seqs_.erase(seq); }
+void Engine::release(int seq) {
+  seqs_.erase(seq);
+}
 
 std::int64_t Engine::length(int seq) const {
   const auto it = seqs_.find(seq);

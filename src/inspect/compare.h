@@ -48,9 +48,9 @@ struct ComparisonSummary {
 ComparisonSummary summarize(const std::vector<PositionComparison>& positions);
 
 struct ModelComparison {
-  std::vector<PositionComparison> positions;              // prompt by prompt, step by step
+  std::vector<PositionComparison> positions;             // prompt by prompt, step by step
   std::vector<std::vector<std::int32_t>> continuations;  // A's greedy tokens, per prompt
-  std::vector<float> rows_a, rows_b;                      // raw logits per position (keep_rows)
+  std::vector<float> rows_a, rows_b;                     // raw logits per position (keep_rows)
 };
 
 // Every prompt through A and B, all prompts stepped together on each (one batched step per

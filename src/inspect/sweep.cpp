@@ -87,7 +87,8 @@ SweepRun sweep_run(decode::LogitsSource& source, std::span<const std::int32_t> p
   for (int step = 0; step < steps; ++step) {
     run.rows.insert(run.rows.end(), raw.begin(), raw.end());
     std::vector<SweepCell> cells;
-    for (const auto& c : configs) cells.push_back(sweep_cell(raw, {history, prompt.size()}, c, top_n));
+    for (const auto& c : configs)
+      cells.push_back(sweep_cell(raw, {history, prompt.size()}, c, top_n));
     run.steps.push_back(std::move(cells));
     const std::int32_t next = next_token.choose(raw, {history, prompt.size()}).token;
     run.greedy.push_back(next);

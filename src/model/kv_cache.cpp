@@ -38,7 +38,9 @@ std::int32_t KvBlockPool::allocate() {
   return b;
 }
 
-void KvBlockPool::retain(std::int32_t block) { ++refs_[static_cast<std::size_t>(block)]; }
+void KvBlockPool::retain(std::int32_t block) {
+  ++refs_[static_cast<std::size_t>(block)];
+}
 
 void KvBlockPool::release(std::int32_t block) {
   if (--refs_[static_cast<std::size_t>(block)] == 0) free_.push_back(block);

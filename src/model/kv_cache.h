@@ -106,7 +106,7 @@ class KVCache {
   }
 
   KvBlockPool* pool_;
-  std::vector<std::int32_t> blocks_;        // block ids, in position order
+  std::vector<std::int32_t> blocks_;       // block ids, in position order
   std::vector<std::uint8_t*> block_data_;  // their memory
 };
 

@@ -27,8 +27,8 @@ std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GgufFile> file, DType kv
   // A GGUF file is the whole model: the config comes from its metadata.
   ModelConfig config = gguf_model_config(*file);
   std::string path = file->path();
-  return std::unique_ptr<Model>(
-      new Model(std::move(path), std::move(config), TensorStore::from_gguf(std::move(file)), kv_type));
+  return std::unique_ptr<Model>(new Model(std::move(path), std::move(config),
+                                          TensorStore::from_gguf(std::move(file)), kv_type));
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path, DType kv_type) {

@@ -6,10 +6,10 @@
 
 #include <cstring>
 
+#include "../model/test_util.h"
 #include "core/error.h"
 #include "engine/engine.h"
 #include "model/synth.h"
-#include "../model/test_util.h"
 
 namespace {
 
@@ -89,7 +89,8 @@ TEST(Engine, ForksShareThePrefixAndContinueExactly) {
   const auto out = eng.step(feeds);
   EXPECT_EQ(eng.kv_usage().blocks_in_use, 63u + 3u);
   for (int s = 0; s < 4; ++s)
-    EXPECT_TRUE(same(out[static_cast<std::size_t>(s)], alone({prompt, next[static_cast<std::size_t>(s)]}, false)))
+    EXPECT_TRUE(same(out[static_cast<std::size_t>(s)],
+                     alone({prompt, next[static_cast<std::size_t>(s)]}, false)))
         << "fork " << s;
   // A fork of a fork, then releases: blocks come back when their last owner goes.
   eng.fork(3, 5);
