@@ -41,8 +41,10 @@ TextStream::Update TextStream::push(std::string_view token_bytes) {
       update.stop = stop;
     }
   }
+  // What is emitted is valid UTF-8: bytes that can never become a character (a stray
+  // continuation byte, a sequence cut by a stop string) are U+FFFD each, as sanitize_utf8 does.
   if (first != std::string::npos) {
-    update.text = pending_.substr(0, first);
+    update.text = sanitize_utf8(pending_.substr(0, first));
     update.stopped = true;
     emitted_ += update.text;
     pending_.clear();
@@ -58,7 +60,7 @@ TextStream::Update TextStream::push(std::string_view token_bytes) {
       }
     }
   }
-  update.text = pending_.substr(0, pending_.size() - hold);
+  update.text = sanitize_utf8(pending_.substr(0, pending_.size() - hold));
   pending_.erase(0, pending_.size() - hold);
   emitted_ += update.text;
   return update;

@@ -1,7 +1,8 @@
 // Turns token bytes into printable text for streaming: stop strings are matched on the decoded
 // bytes (a stop string split across several tokens is caught) and are never emitted; bytes that
 // could be the start of a stop string, or an incomplete UTF-8 character, are held back until the
-// next token decides them.
+// next token decides them. Everything emitted is valid UTF-8 (bytes that cannot become a
+// character are U+FFFD each).
 #pragma once
 
 #include <string>
