@@ -100,30 +100,19 @@ void run_replay(ReplayCli& o) {
   std::string fork_text;
   if (!o.fork.empty()) {
     const Fork f = parse_fork(o.fork, lm, rec.steps.size());
-    std::vector<std::int32_t> prefix = rec.prompt;
-    for (int k = 0; k < f.step; ++k)
-      prefix.push_back(rec.steps[static_cast<std::size_t>(k)].chosen);
-    prefix.push_back(f.token);
-    decode::GenerationConfig fc = config;
-    fc.max_new_tokens =
-        std::max(1, decode::max_new_tokens_for(config, rec.prompt.size()) - f.step - 1);
-    fc.sources["max_new_tokens"] = "fork";
-    if (decode::decode_mode(fc) != decode::DecodeMode::greedy && !fc.seed) fc.seed = 0;
     ThreadPool pool(o.threads);
     engine::Engine source(lm.model(), pool);
-    decode::GenerateOptions go;
-    go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
-    const decode::GenerationRun run = decode::generate(source, prefix, fc, go);
-    const auto& r = run.sequences.front();
-    std::vector<std::int32_t> generated(
-        prefix.begin() + static_cast<std::ptrdiff_t>(rec.prompt.size()), prefix.end());
+    const inspect::ForkResult fr = inspect::replay_fork(
+        source, rec, f.step, f.token, config, [&](std::int32_t id) { return lm.token_bytes(id); });
+    const auto& r = fr.continuation;
+    const std::vector<std::int32_t> forced(
+        fr.tokens.begin(), fr.tokens.end() - static_cast<std::ptrdiff_t>(r.tokens.size()));
     const std::string forced_prefix =
-        lm.tokenizer() ? lm.tokenizer()->decode(generated, /*skip_special=*/true) : "";
+        lm.tokenizer() ? lm.tokenizer()->decode(forced, /*skip_special=*/true) : "";
     fork_text = forced_prefix + r.text;
-    generated.insert(generated.end(), r.tokens.begin(), r.tokens.end());
     fork_json = {{"step", f.step},
                  {"token", f.token},
-                 {"tokens", generated},
+                 {"tokens", fr.tokens},
                  {"text", decode::sanitize_utf8(fork_text)},
                  {"finish_reason", decode::to_string(r.finish)},
                  {"logprob_continuation", r.logprob}};

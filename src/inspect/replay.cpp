@@ -130,4 +130,24 @@ std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits
   return out;
 }
 
+ForkResult replay_fork(decode::LogitsSource& source, const Recording& r, int step,
+                       std::int32_t token, const decode::GenerationConfig& config,
+                       const decode::TokenBytesFn& token_bytes) {
+  std::vector<std::int32_t> prefix = r.prompt;
+  for (int k = 0; k < step; ++k) prefix.push_back(r.steps[static_cast<std::size_t>(k)].chosen);
+  prefix.push_back(token);
+  decode::GenerationConfig fc = config;
+  fc.max_new_tokens = std::max(1, decode::max_new_tokens_for(config, r.prompt.size()) - step - 1);
+  fc.sources["max_new_tokens"] = "fork";
+  if (decode::decode_mode(fc) != decode::DecodeMode::greedy && !fc.seed) fc.seed = 0;
+  decode::GenerateOptions go;
+  go.token_bytes = token_bytes;
+  ForkResult out;
+  out.continuation = std::move(decode::generate(source, prefix, fc, go).sequences.front());
+  out.tokens.assign(prefix.begin() + static_cast<std::ptrdiff_t>(r.prompt.size()), prefix.end());
+  out.tokens.insert(out.tokens.end(), out.continuation.tokens.begin(),
+                    out.continuation.tokens.end());
+  return out;
+}
+
 }  // namespace ls::inspect

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "decode/generate.h"
 #include "decode/generation_config.h"
 #include "inspect/sweep.h"
 
@@ -50,6 +51,16 @@ struct ReplayStep {
   std::string chain;
   std::vector<SweepCandidate> top;
 };
+
+// A recorded run continued from a forced token: the recorded tokens before `step`, then
+// `token`, then generation under `config` for the rest of the recorded budget.
+struct ForkResult {
+  std::vector<std::int32_t> tokens;  // generated: the recorded prefix, the forced token, the rest
+  decode::GenerationResult continuation;  // what was generated after the forced token
+};
+ForkResult replay_fork(decode::LogitsSource& source, const Recording& r, int step,
+                       std::int32_t token, const decode::GenerationConfig& config,
+                       const decode::TokenBytesFn& token_bytes);
 
 // `logits` holds one row of `vocab` raw logits per recorded step.
 std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits,
