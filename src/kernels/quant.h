@@ -87,8 +87,9 @@ float dot_quantized_scalar(DType weight, const std::uint8_t* w, const std::uint8
                            std::size_t n);
 void quantize_activations_scalar(DType act, const float* x, std::uint8_t* out, std::size_t n);
 
-// Which implementation runs: "avx2" or "scalar" (LS_QUANT_SIMD=scalar forces the scalar path,
-// for tests and comparisons).
+// Which implementation runs: "avx512vnni (Q8_0 tiles), avx2", "avx2" or "scalar"
+// (LS_QUANT_SIMD=scalar forces the scalar path, LS_QUANT_SIMD=avx2 the AVX2 one, for tests and
+// comparisons).
 const char* quant_simd_name();
 
 }  // namespace ls::kernels

@@ -137,13 +137,32 @@ void check_activation(DType act, std::size_t n, const char* what) {
          dtype_name(act), block, n);
 }
 
+// LS_QUANT_SIMD=scalar forces the scalar path, LS_QUANT_SIMD=avx2 the AVX2 one on CPUs with
+// AVX-512 VNNI (for tests and comparisons; all give the same bits).
+std::string_view quant_simd_env() {
+  const char* env = std::getenv("LS_QUANT_SIMD");
+  return env == nullptr ? "" : env;
+}
+
 bool use_avx2() {
-  static const bool chosen = [] {
-    const char* env = std::getenv("LS_QUANT_SIMD");
-    if (env != nullptr && std::string_view(env) == "scalar") return false;
-    return avx2_supported();
-  }();
+  static const bool chosen = quant_simd_env() != "scalar" && avx2_supported();
   return chosen;
+}
+
+bool use_vnni() {
+  static const bool chosen = use_avx2() && quant_simd_env() != "avx2" && avx512_vnni_supported();
+  return chosen;
+}
+
+// Q8_0 tiles of 2 or more tokens take the VNNI kernel where there is one: it transposes each
+// weight chunk once for all tokens, which does not pay for a single token.
+void tile_simd(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
+               const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n, float* out,
+               std::size_t out_stride) {
+  if (weight == DType::Q8_0 && n_tok >= 2 && use_vnni())
+    dot_tile_q8_0_vnni(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
+  else
+    dot_tile_avx2(weight, w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
 }
 
 }  // namespace
@@ -216,7 +235,7 @@ void dot_quantized_tile(DType weight, const std::uint8_t* w, std::size_t w_strid
   if (n_rows < 0 || n_tok < 0)
     fail("dot_quantized_tile: expected non-negative rows and tokens, got {} x {}", n_rows, n_tok);
   if (use_avx2()) {
-    dot_tile_avx2(weight, w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
+    tile_simd(weight, w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
     return;
   }
   for (int r = 0; r < n_rows; ++r)
@@ -239,7 +258,7 @@ void quantize_activations(DType act, const float* x, std::uint8_t* out, std::siz
 }
 
 const char* quant_simd_name() {
-  return use_avx2() ? "avx2" : "scalar";
+  return use_vnni() ? "avx512vnni (Q8_0 tiles), avx2" : use_avx2() ? "avx2" : "scalar";
 }
 
 }  // namespace ls::kernels

@@ -58,6 +58,12 @@ void quantize_activations_avx2(DType act, const float* x, std::uint8_t* out, std
 void dot_tile_avx2(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
                    const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                    float* out, std::size_t out_stride);
+// AVX-512 VNNI Q8_0 x Q8_0 tiles (quant_avx512.cpp); only called when the CPU has avx512vnni and
+// avx512vl. Same bits as dot_tile_avx2.
+bool avx512_vnni_supported();
+void dot_tile_q8_0_vnni(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                        const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                        float* out, std::size_t out_stride);
 
 // Small AVX2 helpers shared by the quant_avx2*.cpp files (callers carry the same target).
 #define LS_AVX2 __attribute__((target("avx2,fma,f16c")))
