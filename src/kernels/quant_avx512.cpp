@@ -9,6 +9,7 @@
 // holds exactly. Block sums are the same integers as the AVX2 and scalar paths, and the float
 // part (scales, fma into lane-ordered accumulators, the final tree sum) is the AVX2 tile's, so
 // the bits match (quant_tests check it against the scalar path).
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -132,40 +133,18 @@ bool avx512_vnni_supported() {
 void dot_tile_q8_0_vnni(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                         float* out, std::size_t out_stride) {
+  using Tile = void (*)(const std::uint8_t*, std::size_t, int, const std::uint8_t* const*,
+                        std::size_t, float*, std::size_t);
+  static constexpr Tile kTiles[8] = {tile_q8_0_vnni<1>, tile_q8_0_vnni<2>, tile_q8_0_vnni<3>,
+                                     tile_q8_0_vnni<4>, tile_q8_0_vnni<5>, tile_q8_0_vnni<6>,
+                                     tile_q8_0_vnni<7>, tile_q8_0_vnni<8>};
   // Up to 8 tokens per pass (AVX-512 has 32 vector registers): each weight chunk is transposed
   // once per pass.
-  const std::size_t nb = n / 32;
+  const std::uint8_t* xrows[8];
   for (int t0 = 0; t0 < n_tok; t0 += 8) {
-    const int nt = n_tok - t0 < 8 ? n_tok - t0 : 8;
-    const std::uint8_t* xrows[8];
+    const int nt = std::min(n_tok - t0, 8);
     for (int t = 0; t < nt; ++t) xrows[t] = xq + (t0 + t) * x_stride;
-    float* o = out + t0;
-    switch (nt) {
-      case 1:
-        tile_q8_0_vnni<1>(w, w_stride, n_rows, xrows, nb, o, out_stride);
-        break;
-      case 2:
-        tile_q8_0_vnni<2>(w, w_stride, n_rows, xrows, nb, o, out_stride);
-        break;
-      case 3:
-        tile_q8_0_vnni<3>(w, w_stride, n_rows, xrows, nb, o, out_stride);
-        break;
-      case 4:
-        tile_q8_0_vnni<4>(w, w_stride, n_rows, xrows, nb, o, out_stride);
-        break;
-      case 5:
-        tile_q8_0_vnni<5>(w, w_stride, n_rows, xrows, nb, o, out_stride);
-        break;
-      case 6:
-        tile_q8_0_vnni<6>(w, w_stride, n_rows, xrows, nb, o, out_stride);
-        break;
-      case 7:
-        tile_q8_0_vnni<7>(w, w_stride, n_rows, xrows, nb, o, out_stride);
-        break;
-      default:
-        tile_q8_0_vnni<8>(w, w_stride, n_rows, xrows, nb, o, out_stride);
-        break;
-    }
+    kTiles[nt - 1](w, w_stride, n_rows, xrows, n / 32, out + t0, out_stride);
   }
 }
 
