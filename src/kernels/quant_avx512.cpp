@@ -96,6 +96,9 @@ LS_AVX512VNNI void tile_q8_0_vnni(const std::uint8_t* w, std::size_t w_stride, i
     for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::uint8_t* wc = wr + c * 8 * kB;
+      // The same chunk two rows ahead: the tile is fast enough to wait on memory otherwise.
+      for (std::size_t line = 0; line < 8 * kB; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(wc + 2 * w_stride + line), _MM_HINT_T0);
       if (c * 8 == full) {
         std::memcpy(wpad, wc, left * kB);
         wc = wpad;
