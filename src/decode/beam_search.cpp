@@ -157,12 +157,26 @@ class BeamRun final : public RunState {
       history_.insert(history_.end(), beam.tokens.begin(), beam.tokens.end());
       sampler_.process(logp, TokenHistory{history_, prompt_len_});
       require_sortable(logp, "beam search");
-      for (std::size_t i = 0; i < logp.size(); ++i) {
-        if (!(logp[i] > -std::numeric_limits<float>::infinity())) continue;
-        all.push_back({static_cast<int>(b), static_cast<std::int32_t>(i),
-                       beam.sum + static_cast<double>(logp[i]),
-                       static_cast<double>(beam.next[i]) - lse});
+      ids_.clear();
+      for (std::size_t i = 0; i < logp.size(); ++i)
+        if (logp[i] > -std::numeric_limits<float>::infinity())
+          ids_.push_back(static_cast<std::int32_t>(i));
+      if (!sampling_ && ids_.size() > beams_to_keep_) {
+        // Only this beam's own best beams_to_keep can be among the best beams_to_keep overall
+        // (ranks_before orders one beam's candidates by total, then token): select them here
+        // instead of ranking the whole vocabulary of every beam.
+        const double base = beam.sum;
+        std::nth_element(ids_.begin(), ids_.begin() + static_cast<long>(beams_to_keep_), ids_.end(),
+                         [&](std::int32_t x, std::int32_t y) {
+                           const double tx = base + static_cast<double>(logp[x]);
+                           const double ty = base + static_cast<double>(logp[y]);
+                           return tx != ty ? tx > ty : x < y;
+                         });
+        ids_.resize(beams_to_keep_);
       }
+      for (std::int32_t i : ids_)
+        all.push_back({static_cast<int>(b), i, beam.sum + static_cast<double>(logp[i]),
+                       static_cast<double>(beam.next[i]) - lse});
     }
     if (all.empty()) fail("beam search: every continuation was removed at step {}", step_);
     // 2. The best beams_to_keep (or a sample of them), best first.
@@ -338,7 +352,8 @@ class BeamRun final : public RunState {
   std::vector<Beam> running_;
   std::vector<Finished> finished_;
   std::vector<std::int32_t> history_;
-  bool improvable_ = true;  // transformers' is_early_stop_heuristic_unsatisfied
+  std::vector<std::int32_t> ids_;  // one beam's candidate tokens
+  bool improvable_ = true;         // transformers' is_early_stop_heuristic_unsatisfied
   bool prefilled_ = false;
   bool done_ = false;
   int bank_ = 0;
