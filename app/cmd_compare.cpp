@@ -43,7 +43,10 @@ void run_compare(CompareCli& o) {
         "vocabulary",
         o.model_b, b.model().config().vocab_size, o.model.model, V);
   std::vector<std::vector<std::int32_t>> prompts;
-  for (const auto& p : file) prompts.push_back(file_prompt_tokens(p, o.chat, o.system, a));
+  PromptOptions how;
+  how.chat = o.chat;
+  how.system = o.system;
+  for (const auto& p : file) prompts.push_back(file_prompt_tokens(p, how, a));
   ThreadPool pool(o.model.threads);
   engine::Engine engine_a(a.model(), pool), engine_b(b.model(), pool);
   const inspect::ModelComparison run =

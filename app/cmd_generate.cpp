@@ -111,7 +111,7 @@ void run_generate_batch(GenerateCli& o) {
   std::vector<std::vector<std::int32_t>> ids(file.size());
   std::vector<std::string> rendered(file.size()), shown(file.size());
   for (std::size_t i = 0; i < file.size(); ++i)
-    ids[i] = file_prompt_tokens(file[i], o.prompt.chat, o.prompt.system, lm, &rendered[i]);
+    ids[i] = file_prompt_tokens(file[i], o.prompt, lm, &rendered[i]);
   ThreadPool pool(o.model.threads);
   engine::Engine engine(lm.model(), pool);
   const decode::TokenBytesFn token_bytes =

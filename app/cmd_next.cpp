@@ -109,7 +109,7 @@ void run_next(NextOptions& o) {
   } else {
     for (const auto& p : read_prompt_file(o.prompts)) {
       NextResult r;
-      r.ids = file_prompt_tokens(p, o.prompt.chat, o.prompt.system, lm, &r.rendered);
+      r.ids = file_prompt_tokens(p, o.prompt, lm, &r.rendered);
       results.push_back(std::move(r));
     }
   }

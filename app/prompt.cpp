@@ -86,18 +86,23 @@ std::vector<FilePrompt> read_prompt_file(const std::string& path, const char* fl
   return prompts;
 }
 
-std::vector<std::int32_t> file_prompt_tokens(const FilePrompt& p, bool chat,
-                                             const std::string& system, const LoadedModel& lm,
-                                             std::string* rendered) {
-  const Tokenizer& tok = lm.require_tokenizer("--prompts");
-  std::string text = p.prompt;
-  if (!p.messages.is_null()) {
+std::vector<std::int32_t> file_prompt_tokens(const FilePrompt& p, const PromptOptions& how,
+                                             const LoadedModel& lm, std::string* rendered) {
+  std::vector<std::int32_t> ids;
+  std::string text;
+  if (p.messages.is_null()) {
+    PromptOptions one = how;
+    one.tokens.clear();
+    one.prompt = p.prompt;
+    ids = prompt_tokens(one, lm);
+    text = one.rendered;
+  } else {
+    const Tokenizer& tok = lm.require_tokenizer("--prompts");
     text = lm.chat_template().render(p.messages, nullptr, true);
-  } else if (chat) {
-    text = lm.chat_template().render(chat::make_messages(p.prompt, system), nullptr, true);
+    ids = tok.encode(text);  // the template's special tokens stay special
   }
   if (rendered != nullptr) *rendered = text;
-  return tok.encode(text);
+  return ids;
 }
 
 }  // namespace ls::app

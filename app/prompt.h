@@ -46,10 +46,11 @@ struct FilePrompt {
 // objects with "prompt" (a string) or "messages" (a chat). Throws naming `flag`, the file and
 // the line.
 std::vector<FilePrompt> read_prompt_file(const std::string& path, const char* flag = "--prompts");
-// Token ids of one file prompt: "messages" always through the chat template, "prompt" through it
-// with `chat` (and `system`); `rendered` receives the text tokenized.
-std::vector<std::int32_t> file_prompt_tokens(const FilePrompt& p, bool chat,
-                                             const std::string& system, const LoadedModel& lm,
+// Token ids of one file prompt: "messages" always through the chat template, "prompt" as
+// prompt_tokens treats --prompt under `how` (--chat, --system, --split-special); `rendered`
+// receives the text tokenized.
+std::vector<std::int32_t> file_prompt_tokens(const FilePrompt& p, const PromptOptions& how,
+                                             const LoadedModel& lm,
                                              std::string* rendered = nullptr);
 
 }  // namespace ls::app
