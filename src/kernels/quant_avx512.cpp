@@ -31,19 +31,6 @@ struct alignas(32) Lanes8 {
   __m256i i;
 };
 
-LS_AVX512VNNI inline float hsum_tree(__m256 v) {  // ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
-}
-
-// The eight f16 scales of a chunk, lane b = block b.
-LS_AVX512VNNI inline __m256 chunk_scales(const std::uint8_t* p) {
-  std::uint16_t d[8];
-  for (int b = 0; b < 8; ++b) std::memcpy(&d[b], p + b * kB, 2);
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d)));
-}
-
 // The 8x8 transpose of 32-bit elements: out[k] lane b = block b's element k.
 LS_AVX512VNNI inline void transpose_chunk(const std::uint8_t* c, __m256i* out) {
   __m256i r[8], t[8], u[8];
@@ -88,7 +75,7 @@ LS_AVX512VNNI void tile_q8_0_vnni(const std::uint8_t* w, std::size_t w_stride, i
       transpose_chunk(xc, ct.v);
       __m256i off = _mm256_setzero_si256();
       for (int k = 0; k < 8; ++k) off = _mm256_dpbusd_epi32(off, k128, ct.v[k]);
-      xs[t * chunks + c] = {chunk_scales(xc), off};
+      xs[t * chunks + c] = {gather_scales<kB, false>(xc), off};
     }
   for (int r = 0; r < n_rows; ++r) {
     const std::uint8_t* wr = w + r * w_stride;
@@ -106,7 +93,7 @@ LS_AVX512VNNI void tile_q8_0_vnni(const std::uint8_t* w, std::size_t w_stride, i
       __m256i wt[8];
       transpose_chunk(wc, wt);
       for (int k = 0; k < 8; ++k) wt[k] = _mm256_xor_si256(wt[k], k128);  // w + 128, unsigned
-      const __m256 dw = chunk_scales(wc);
+      const __m256 dw = gather_scales<kB, false>(wc);
       for (int t = 0; t < T; ++t) {
         const ChunkT& x = xt[t * chunks + c];
         // Two chains of four: vpdpbusd's latency is hidden behind the other tokens' chains.

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include <immintrin.h>
 
@@ -65,8 +66,38 @@ void dot_tile_q8_0_vnni(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                         float* out, std::size_t out_stride);
 
-// Small AVX2 helpers shared by the quant_avx2*.cpp files (callers carry the same target).
+// Small AVX2 helpers shared by the quant_avx2*.cpp and quant_avx512.cpp files (callers carry the
+// same target or a superset of it).
 #define LS_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+LS_AVX2 inline float hsum_tree(__m256 v) {  // ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
+}
+
+// The f16 scale at the start of a Q8_0/Q4_0 block.
+inline std::uint16_t f16_at(const std::uint8_t* block) {
+  std::uint16_t d;
+  std::memcpy(&d, block, 2);
+  return d;
+}
+
+// Eight f16 scales of consecutive blocks (stride B bytes) as float lanes, in the lane order of
+// the format: natural for Q8_0, [b0 b2 b4 b6 | b1 b3 b5 b7] for Q4_0 (kEvenOdd).
+template <std::size_t B, bool kEvenOdd>
+LS_AVX2 inline __m256 gather_scales(const std::uint8_t* p) {
+  auto d = [p](int b) { return std::uint64_t{f16_at(p + b * B)}; };
+  std::uint64_t a, b;
+  if constexpr (kEvenOdd) {
+    a = d(0) | d(2) << 16 | d(4) << 32 | d(6) << 48;
+    b = d(1) | d(3) << 16 | d(5) << 32 | d(7) << 48;
+  } else {
+    a = d(0) | d(1) << 16 | d(2) << 32 | d(3) << 48;
+    b = d(4) | d(5) << 16 | d(6) << 32 | d(7) << 48;
+  }
+  return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a)));
+}
 
 LS_AVX2 inline __m256i load256(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
