@@ -252,13 +252,10 @@ void run_generate(GenerateCli& o) {
   if (o.trace > 0) {
     for (std::size_t i = 0; i < run.sequences.size(); ++i) {
       const auto& r = run.sequences[i];
-      fmt::print(
-          "── result{}: {} tokens, finish {} ({}), logprob {:.4f}{}\n",
-          several ? fmt::format(" {}", i) : "", r.tokens.size(), decode::to_string(r.finish),
-          r.message, r.logprob,
-          run.mode == decode::DecodeMode::beam_search || run.mode == decode::DecodeMode::beam_sample
-              ? fmt::format(", beam score {:.4f}", r.score)
-              : "");
+      fmt::print("── result{}: {} tokens, finish {} ({}), logprob {:.4f}{}\n",
+                 several ? fmt::format(" {}", i) : "", r.tokens.size(), decode::to_string(r.finish),
+                 r.message, r.logprob,
+                 decode::is_beam(run.mode) ? fmt::format(", beam score {:.4f}", r.score) : "");
       fmt::print("{}\n", r.text);
     }
   } else {

@@ -49,8 +49,7 @@ RunHeader make_header(const GenerationConfig& config, DecodeMode mode, std::uint
 }
 
 int sequence_ids_needed(const GenerationConfig& config) {
-  const DecodeMode mode = decode_mode(config);
-  if (mode == DecodeMode::beam_search || mode == DecodeMode::beam_sample)
+  if (is_beam(decode_mode(config)))
     return 2 * config.num_beams;  // two banks: the beams of this step and of the next
   return config.num_return_sequences;
 }
@@ -224,9 +223,8 @@ std::vector<GenerationRun> generate_batch(LogitsSource& source, std::span<const 
     GenerationRun run;
     run.mode = decode_mode(job.config);
     run.seed = job.config.seed ? *job.config.seed : random_seed();
-    const bool beams = run.mode == DecodeMode::beam_search || run.mode == DecodeMode::beam_sample;
-    runs.push_back(beams ? make_beam_run(source, job, next_seq, std::move(run))
-                         : make_sampling_run(source, job, next_seq, std::move(run)));
+    runs.push_back(is_beam(run.mode) ? make_beam_run(source, job, next_seq, std::move(run))
+                                     : make_sampling_run(source, job, next_seq, std::move(run)));
     next_seq += sequence_ids_needed(job.config);
   }
   std::vector<Feed> feeds;

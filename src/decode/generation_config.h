@@ -93,6 +93,9 @@ void set_from_flag(GenerationConfig& config, std::string_view field, std::string
 // Throws ls::Error for a negative, NaN or out-of-range value, naming its flag or file field.
 void validate(const GenerationConfig& config);
 DecodeMode decode_mode(const GenerationConfig& config);  // temperature 0 means greedy
+inline bool is_beam(DecodeMode mode) {
+  return mode == DecodeMode::beam_search || mode == DecodeMode::beam_sample;
+}
 std::string to_string(DecodeMode mode);
 std::string to_string(OrderPreset preset);
 // Tokens the sequence may end with (generate's new-token budget given the prompt length).

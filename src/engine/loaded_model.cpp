@@ -15,6 +15,17 @@ namespace {
 bool is_gguf_file(const std::string& path) {
   return fs::path(path).extension() == ".gguf" && !fs::is_directory(path);
 }
+
+// The tokenizer a GGUF's metadata or a directory's tokenizer.json holds; null when none.
+std::shared_ptr<const Tokenizer> gguf_file_tokenizer(const GgufFile& file) {
+  if (!gguf_has_tokenizer(file)) return nullptr;
+  return std::make_shared<const Tokenizer>(gguf_tokenizer(file));
+}
+std::shared_ptr<const Tokenizer> directory_tokenizer(const std::string& dir) {
+  const fs::path tok = fs::path(dir) / "tokenizer.json";
+  if (!fs::exists(tok)) return nullptr;
+  return std::make_shared<const Tokenizer>(Tokenizer::load(tok.string()));
+}
 }  // namespace
 
 LoadedModel LoadedModel::open(const std::string& path, DType kv_type) {
@@ -22,8 +33,7 @@ LoadedModel LoadedModel::open(const std::string& path, DType kv_type) {
   lm.path_ = path;
   if (is_gguf_file(path)) {
     auto file = std::make_unique<GgufFile>(path, GgufArrays::Keep);
-    if (gguf_has_tokenizer(*file))
-      lm.tokenizer_ = std::make_shared<const Tokenizer>(gguf_tokenizer(*file));
+    lm.tokenizer_ = gguf_file_tokenizer(*file);
     if (auto t = gguf_chat_template(*file)) {
       chat::ChatTemplate ct;
       ct.name = path + " (tokenizer.chat_template)";
@@ -38,9 +48,7 @@ LoadedModel LoadedModel::open(const std::string& path, DType kv_type) {
     return lm;
   }
   lm.model_ = Model::load(path, kv_type);
-  const fs::path tok = fs::path(path) / "tokenizer.json";
-  if (fs::exists(tok))
-    lm.tokenizer_ = std::make_shared<const Tokenizer>(Tokenizer::load(tok.string()));
+  lm.tokenizer_ = directory_tokenizer(path);
   const fs::path cfg = fs::path(path) / "tokenizer_config.json";
   if (fs::exists(cfg)) lm.tokenizer_config_ = cfg.string();
   return lm;
@@ -50,15 +58,8 @@ LoadedModel LoadedModel::tokenizer_only(const std::string& path) {
   LoadedModel lm;
   lm.path_ = path;
   if (path.empty()) return lm;
-  if (is_gguf_file(path)) {
-    const GgufFile file(path, GgufArrays::Keep);
-    if (gguf_has_tokenizer(file))
-      lm.tokenizer_ = std::make_shared<const Tokenizer>(gguf_tokenizer(file));
-    return lm;
-  }
-  const fs::path tok = fs::path(path) / "tokenizer.json";
-  if (fs::exists(tok))
-    lm.tokenizer_ = std::make_shared<const Tokenizer>(Tokenizer::load(tok.string()));
+  lm.tokenizer_ = is_gguf_file(path) ? gguf_file_tokenizer(GgufFile(path, GgufArrays::Keep))
+                                     : directory_tokenizer(path);
   return lm;
 }
 

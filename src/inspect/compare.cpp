@@ -85,6 +85,7 @@ ModelComparison compare_models(decode::LogitsSource& a, decode::LogitsSource& b,
   std::vector<std::vector<float>> rows_a(n), rows_b(n);
   ModelComparison out;
   out.continuations.resize(n);
+  std::vector<std::vector<std::int32_t>> history(prompts.begin(), prompts.end());  // + cont
   decode::Sampler next_token = decode::Sampler::raw_argmax(a.vocab_size());
   std::vector<decode::Feed> feeds;
   std::vector<std::size_t> live;  // prompts still stepping, in feed order
@@ -107,10 +108,9 @@ ModelComparison compare_models(decode::LogitsSource& a, decode::LogitsSource& b,
         rows_a[p].insert(rows_a[p].end(), la[k].begin(), la[k].end());
         rows_b[p].insert(rows_b[p].end(), lb[k].begin(), lb[k].end());
       }
-      std::vector<std::int32_t> history(prompts[p]);
-      history.insert(history.end(), out.continuations[p].begin(), out.continuations[p].end());
       auto& cont = out.continuations[p];
-      cont.push_back(next_token.choose(la[k], {history, prompts[p].size()}).token);
+      cont.push_back(next_token.choose(la[k], {history[p], prompts[p].size()}).token);
+      history[p].push_back(cont.back());
       const bool full =
           limit > 0 && prompts[p].size() + cont.size() >= static_cast<std::size_t>(limit);
       if (step + 1 == steps || full) {

@@ -88,7 +88,7 @@ std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits
     fail("{}: the logits hold {} rows of {} values, the trace has {} steps", r.logits_file,
          vocab > 0 ? logits.size() / V : 0, vocab, r.steps.size());
   const decode::DecodeMode mode = decode::decode_mode(config);
-  if (mode == decode::DecodeMode::beam_search || mode == decode::DecodeMode::beam_sample)
+  if (decode::is_beam(mode))
     fail("replay re-scores one sequence step by step; --num-beams must be 1");
   decode::Sampler sampler(config, mode, vocab, decode::Rng(config.seed.value_or(0)));
   std::vector<std::int32_t> history(r.prompt);

@@ -16,16 +16,8 @@ namespace {
 using ls::decode::Feed;
 
 const ls::Model& tiny() {
-  static const std::unique_ptr<ls::Model> m = [] {
-    const auto d = ls::test::scratch_dir("engine_tiny");
-    ls::SynthOptions o;
-    o.shape = "tiny";
-    o.dtype = ls::DType::F32;
-    o.seed = 3;
-    o.out_dir = d.string();
-    ls::synthesize_model(o);
-    return ls::Model::load(d.string());
-  }();
+  static const std::unique_ptr<ls::Model> m =
+      ls::Model::load(ls::test::synth_tiny("engine_tiny", ls::DType::F32, 3));
   return *m;
 }
 

@@ -15,16 +15,7 @@
 namespace {
 
 const std::string& tiny_model() {
-  static const std::string dir = [] {
-    const auto d = ls::test::scratch_dir("fwd_tiny");
-    ls::SynthOptions o;
-    o.shape = "tiny";
-    o.dtype = ls::DType::BF16;
-    o.seed = 5;
-    o.out_dir = d.string();
-    ls::synthesize_model(o);
-    return d.string();
-  }();
+  static const std::string dir = ls::test::synth_tiny("fwd_tiny", ls::DType::BF16, 5);
   return dir;
 }
 

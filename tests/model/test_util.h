@@ -1,4 +1,4 @@
-// Helpers for model tests: scratch directories and raw file writing.
+// Helpers for model tests: scratch directories, raw file writing and tiny synthetic models.
 #pragma once
 
 #include <unistd.h>
@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "model/synth.h"
 
 namespace ls::test {
 
@@ -17,6 +19,19 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
+}
+
+// A tiny synthetic model (the "tiny" shape, real tokenizer vocabulary size, no tokenizer files)
+// in a fresh scratch directory; returns the directory.
+inline std::string synth_tiny(const std::string& name, DType dtype, std::uint64_t seed) {
+  const auto d = scratch_dir(name);
+  SynthOptions o;
+  o.shape = "tiny";
+  o.dtype = dtype;
+  o.seed = seed;
+  o.out_dir = d.string();
+  synthesize_model(o);
+  return d.string();
 }
 
 inline void write_file(const std::filesystem::path& p, const std::string& bytes) {
