@@ -21,6 +21,7 @@ void add_compare_command(CLI::App& app);
 void add_seeds_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 // A command that wants a specific non-zero exit status (e.g. a failed eval) sets this.
 inline int exit_status = 0;

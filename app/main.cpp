@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   ls::app::add_seeds_command(app);
   ls::app::add_eval_command(app);
   ls::app::add_replay_command(app);
+  ls::app::add_serve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -87,7 +87,7 @@ class SamplingRun final : public RunState {
 
   void feeds(std::vector<Feed>& out) override {
     if (!prefilled_) {
-      if (!done()) out.push_back({seqs_.front().id, job_.prompt});
+      if (!done()) out.push_back({seqs_.front().id, job_.prompt.subspan(job_.cached_prefix)});
       return;
     }
     for (auto& s : seqs_)
@@ -141,6 +141,8 @@ class SamplingRun final : public RunState {
                                       {tracing ? &trace : nullptr, o.trace_top_n});
     s.result.logprob += c.raw_logprob;
     s.result.processed_logprob += c.logprob;
+    if (o.on_token)
+      o.on_token(index, {s.step, c.token, c.raw_logprob, c.logprob, raw, s.sampler.final_scores()});
     s.tokens.push_back(c.token);
     s.result.tokens.push_back(c.token);
     if (tracing) {
@@ -183,6 +185,8 @@ class SamplingRun final : public RunState {
     s.result.score = s.result.logprob;
     s.done = true;
     source_.release(s.id);
+    if (job_.options.on_finish)
+      job_.options.on_finish(static_cast<int>(&s - seqs_.data()), s.result);
   }
 
   LogitsSource& source_;
@@ -194,7 +198,9 @@ class SamplingRun final : public RunState {
   bool prefilled_ = false;
 };
 
-void check_job(const LogitsSource& source, const Request& job) {
+}  // namespace
+
+void check_request(const LogitsSource& source, const Request& job) {
   validate(job.config);
   if (job.prompt.empty())
     fail("generate: the prompt is empty; Qwen models add no BOS token, so give at least one token");
@@ -204,11 +210,13 @@ void check_job(const LogitsSource& source, const Request& job) {
         "the prompt has {} tokens but the model's context holds {} positions "
         "(max_position_embeddings): no room to generate; shorten the prompt",
         job.prompt.size(), limit);
+  if (job.cached_prefix >= job.prompt.size() ||
+      (job.cached_prefix > 0 && is_beam(decode_mode(job.config))))
+    fail("generate: cached_prefix {} must be below the prompt's {} tokens, and sampling only",
+         job.cached_prefix, job.prompt.size());
   if (!job.config.stop_strings.empty() && !job.options.token_bytes)
     fail("stop strings need token text: the generation loop was given no token_bytes callback");
 }
-
-}  // namespace
 
 std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const Request& job, int first_seq,
                                             GenerationRun run) {
@@ -216,7 +224,7 @@ std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const Request&
 }
 
 std::vector<GenerationRun> generate_batch(LogitsSource& source, std::span<const Request> jobs) {
-  for (const auto& job : jobs) check_job(source, job);
+  for (const auto& job : jobs) check_request(source, job);
   std::vector<std::unique_ptr<RunState>> runs;
   int next_seq = 0;
   for (const auto& job : jobs) {

@@ -50,6 +50,17 @@ struct RunHeader {
   nlohmann::json settings;          // settings_json(config): every field, value and source
 };
 
+// One chosen token, for callers that report log-probabilities (the server's logprobs): the raw
+// scores and the distribution it was drawn from (after the whole chain), valid during the call.
+struct TokenChoice {
+  int step = 0;
+  std::int32_t token = -1;
+  double raw_logprob = 0;
+  double logprob = 0;
+  std::span<const float> raw;
+  std::span<const float> processed;
+};
+
 struct GenerateOptions {
   TokenBytesFn token_bytes;  // needed for text output and stop strings
   // Streamed text of returned sequence i (sampling/greedy: as produced, sequences interleaved
@@ -57,6 +68,9 @@ struct GenerateOptions {
   std::function<void(int sequence, std::string_view text)> on_text;
   std::function<void(const RunHeader& header)> on_header;  // before the first step
   std::function<void(const StepTrace&)> on_step;           // traces are built only if set
+  // Sampling runs only: each chosen token (before its text), and each sequence's end.
+  std::function<void(int sequence, const TokenChoice&)> on_token;
+  std::function<void(int sequence, const GenerationResult&)> on_finish;
   int trace_top_n = 5;
 };
 
@@ -74,6 +88,9 @@ struct Request {
   std::span<const std::int32_t> prompt;  // must outlive the run
   GenerationConfig config;
   GenerateOptions options;
+  // The first `cached_prefix` prompt tokens are already in the run's first sequence (the
+  // server prefills long prompts in chunks between other requests' steps); sampling runs only.
+  std::size_t cached_prefix = 0;
 };
 
 // Runs every request to completion, all stepped together; results in request order. Sequence

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "decode/chain.h"
 #include "decode/generate.h"
 
 namespace ls::decode {
@@ -22,6 +23,9 @@ class RunState {
   virtual GenerationRun take_result() = 0;
 };
 
+// Throws ls::Error when a request cannot run: invalid settings, an empty prompt or one that
+// leaves no room in the context, stop strings without token text, a bad cached_prefix.
+void check_request(const LogitsSource& source, const Request& job);
 // Sequence ids [first_seq, first_seq + sequence_ids_needed(config)) of `source` are the run's.
 int sequence_ids_needed(const GenerationConfig& config);
 // Greedy or sampled sequences (generate.cpp); `run` carries mode and seed in.

@@ -1,0 +1,117 @@
+// `logitscope serve`: the OpenAI-compatible HTTP server (src/server/API.md). Parses the flags,
+// opens the model once, starts the scheduler and the HTTP server, and on SIGINT/SIGTERM stops
+// accepting, lets running requests finish (cancelling them after 10 s) and exits 0.
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "app/commands.h"
+#include "app/common.h"
+#include "app/prompt.h"
+#include "core/error.h"
+#include "engine/engine.h"
+#include "server/http_server.h"
+
+namespace ls::app {
+
+namespace {
+
+struct ServeOptions {
+  ModelOptions model;
+  server::HttpOptions http;
+  server::SchedulerOptions scheduler;
+  int ctx = 4096;
+  std::string served_name;
+};
+
+std::string default_name(const std::string& path) {
+  std::filesystem::path p(path);
+  while (!p.empty() && p.filename().empty()) p = p.parent_path();  // "dir/" -> "dir"
+  std::string name = p.filename().string();
+  if (p.extension() == ".gguf") name = p.stem().string();
+  return name.empty() ? path : name;
+}
+
+void run_serve(ServeOptions& o) {
+  // Block the stop signals before any thread starts, so only the waiting thread sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  const LoadedModel lm = load_model(o.model);
+  lm.require_tokenizer("serve");
+  const int model_ctx = static_cast<int>(lm.model().config().max_position_embeddings);
+  if (o.ctx < 2) fail("--ctx must be at least 2, got {}", o.ctx);
+  server::ServerLimits limits;
+  limits.model = &lm;
+  limits.served_name = o.served_name.empty() ? default_name(o.model.model) : o.served_name;
+  limits.ctx = std::min(o.ctx, model_ctx);
+  limits.parallel = o.scheduler.parallel;
+  limits.defaults = server::server_defaults(lm);
+  (void)lm.chat_template();  // read once here: handler threads then only render it
+  o.http.threads = o.scheduler.parallel + o.scheduler.queue + 8;
+
+  ThreadPool pool(o.model.threads);
+  engine::Engine engine(lm.model(), pool);
+  server::Scheduler scheduler(engine, lm, o.scheduler);
+  server::HttpServer http(lm, scheduler, limits, o.http);
+  const int port = http.bind();
+  std::thread serving([&] { http.run(); });
+  fmt::print(stderr,
+             "logitscope serve: model {} ({}), context {} per sequence, {} in parallel, "
+             "{} threads\n",
+             limits.served_name, o.model.model, limits.ctx, o.scheduler.parallel, pool.size());
+  fmt::print("listening on http://{}:{}\n", o.http.host, port);
+  std::fflush(stdout);
+
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  fmt::print(stderr, "logitscope serve: {} received, finishing running requests\n",
+             signal == SIGINT ? "SIGINT" : "SIGTERM");
+  http.begin_shutdown();
+  scheduler.shutdown(std::chrono::seconds(10));
+  http.stop();
+  serving.join();
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("serve", "An OpenAI-compatible HTTP server (src/server/API.md)");
+  add_model_options(*cmd, o->model);
+  cmd->add_option("--host", o->http.host, "Address to bind (loopback unless told otherwise)")
+      ->capture_default_str();
+  cmd->add_option("--port", o->http.port, "Port (0: any free port)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--api-key", o->http.api_key,
+                  "Require 'Authorization: Bearer KEY' on /v1 routes");
+  cmd->add_option("--parallel", o->scheduler.parallel, "Sequences generated at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--queue", o->scheduler.queue, "Requests that may wait for room (then 503)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--ctx", o->ctx,
+                  "Positions per sequence, prompt + generated (capped at the "
+                  "model's max_position_embeddings)")
+      ->capture_default_str();
+  cmd->add_option("--step-tokens", o->scheduler.step_tokens,
+                  "Tokens per batched step: running streams first, prompt chunks from the rest")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--max-body", o->http.max_body, "Largest request body in bytes (413 above)")
+      ->capture_default_str();
+  cmd->add_option("--served-model-name", o->served_name,
+                  "The model id in /v1/models and responses (default: the file or folder name)");
+  cmd->callback([o] { run_serve(*o); });
+}
+
+}  // namespace ls::app

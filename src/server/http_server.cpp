@@ -1,0 +1,306 @@
+// Routes, errors and SSE streaming of `logitscope serve` (see http_server.h).
+#include "server/http_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "server/response.h"
+
+namespace ls::server {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json error_json(const std::string& message, const std::string& type, const std::string& param,
+                const std::string& code) {
+  return {{"error",
+           {{"message", message},
+            {"type", type},
+            {"param", param.empty() ? json(nullptr) : json(param)},
+            {"code", code.empty() ? json(nullptr) : json(code)}}}};
+}
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  if (e.status == 503) res.set_header("Retry-After", "1");
+  res.set_content(dump(error_json(e.what(), e.type, e.param, e.code)), "application/json");
+}
+
+void send_json(httplib::Response& res, const json& j) {
+  res.status = 200;
+  res.set_content(dump(j), "application/json");
+}
+
+json parse_body(const httplib::Request& req) {
+  json body = json::parse(req.body, nullptr, false);
+  if (body.is_discarded())
+    throw ApiError(400, "the request body is not valid JSON", "", "invalid_json");
+  if (!body.is_object())
+    throw ApiError(400, "the request body must be a JSON object", "", "invalid_json");
+  return body;
+}
+
+std::string random_id(const char* prefix) {
+  static std::mutex mutex;
+  static std::mt19937_64 rng(std::random_device{}());
+  std::lock_guard lock(mutex);
+  return fmt::format("{}{:016x}{:08x}", prefix, rng(), static_cast<std::uint32_t>(rng()));
+}
+
+std::int64_t unix_time() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Runs a handler body, turning ApiError and other failures into OpenAI error objects.
+template <typename F>
+void guarded(httplib::Response& res, F&& body) {
+  try {
+    body();
+  } catch (const ApiError& e) {
+    send_error(res, e);
+  } catch (const std::exception& e) {
+    send_error(res, ApiError(500, e.what(), "", "internal_error", "server_error"));
+  }
+}
+
+// One generation in flight: the parsed request, its responses and its events.
+struct Generation {
+  Generation(ParsedRequest r, const engine::LoadedModel& model, std::string id, std::string name)
+      : request(std::move(r)),
+        builder(request, model, std::move(id), std::move(name), unix_time()),
+        channel(std::make_shared<JobChannel>()) {}
+  ParsedRequest request;
+  ResponseBuilder builder;
+  std::shared_ptr<JobChannel> channel;
+  Clock::time_point received = Clock::now();
+  Clock::time_point first_token{};
+  bool finished = false;
+
+  // Applies waiting events; streamed chunks are appended to `chunks`.
+  void pump(std::chrono::milliseconds timeout, std::vector<json>& chunks) {
+    for (auto& [job, event] : channel->wait(timeout)) {
+      builder.apply(job, event, chunks);
+      if (first_token == Clock::time_point{} && builder.first_token_count() > 0)
+        first_token = Clock::now();
+    }
+  }
+  double seconds_since(Clock::time_point t) const {
+    return std::chrono::duration<double>((t == Clock::time_point{} ? Clock::now() : t) - received)
+        .count();
+  }
+};
+
+}  // namespace
+
+HttpServer::HttpServer(const engine::LoadedModel& model, Scheduler& scheduler, ServerLimits limits,
+                       HttpOptions options)
+    : model_(model),
+      scheduler_(scheduler),
+      limits_(std::move(limits)),
+      options_(std::move(options)),
+      http_(std::make_unique<httplib::Server>()) {
+  limits_.template_mutex = &template_mutex_;
+  routes();
+}
+
+HttpServer::~HttpServer() = default;
+
+int HttpServer::bind() {
+  if (options_.port == 0) {
+    port_ = http_->bind_to_any_port(options_.host);
+  } else {
+    port_ = http_->bind_to_port(options_.host, options_.port) ? options_.port : -1;
+  }
+  if (port_ <= 0)
+    fail("serve: cannot listen on {}:{} (in use, or not an address of this machine)", options_.host,
+         options_.port);
+  return port_;
+}
+
+void HttpServer::run() {
+  http_->listen_after_bind();
+}
+
+void HttpServer::stop() {
+  http_->stop();
+}
+
+void HttpServer::routes() {
+  httplib::Server& s = *http_;
+  const int threads = options_.threads;
+  s.new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
+  };
+  s.set_payload_max_length(options_.max_body);
+  s.set_keep_alive_timeout(2);
+  s.set_read_timeout(30);
+  s.set_write_timeout(30);
+
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0)
+      return httplib::Server::HandlerResponse::Unhandled;
+    if (req.get_header_value("Authorization") == "Bearer " + options_.api_key)
+      return httplib::Server::HandlerResponse::Unhandled;
+    send_error(res, ApiError(401, "a valid API key is required: Authorization: Bearer KEY", "",
+                             "invalid_api_key"));
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Errors httplib raises itself (no route, body too large) get an OpenAI error object too.
+  s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
+                                                              httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    if (res.status == 413)
+      send_error(res,
+                 ApiError(413, "the request body is larger than --max-body", "", "body_too_large"));
+    else if (res.status == 404)
+      send_error(
+          res, ApiError(404, fmt::format("no route {} {}", req.method, req.path), "", "not_found"));
+    else
+      send_error(res, ApiError(res.status, fmt::format("HTTP {}", res.status), "", ""));
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    send_error(res, ApiError(500, "internal error", "", "internal_error", "server_error"));
+  });
+
+  s.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+    send_json(res, {{"status", "ok"}});
+  });
+  s.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    send_json(res, {{"object", "list"},
+                    {"data", json::array({{{"id", limits_.served_name},
+                                           {"object", "model"},
+                                           {"created", unix_time()},
+                                           {"owned_by", "logitscope"},
+                                           {"max_model_len", limits_.ctx}}})}});
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.render(scheduler_.stats()), "text/plain; version=0.0.4");
+  });
+  s.Post("/v1/chat/completions",
+         [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, true); });
+  s.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    generate(req, res, false);
+  });
+  s.Post("/tokenize",
+         [this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); });
+  s.Post("/detokenize",
+         [this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); });
+  s.Post("/apply-template",
+         [this](const httplib::Request& req, httplib::Response& res) { apply_template(req, res); });
+}
+
+void HttpServer::tokenize(const httplib::Request& req, httplib::Response& res) {
+  guarded(res, [&] {
+    const json body = parse_body(req);
+    const Tokenizer& tok = model_.require_tokenizer("/tokenize");
+    std::string text;
+    if (body.contains("messages")) {
+      const bool add = body.value("add_generation_prompt", true);
+      text = render_chat(body["messages"], body.value("tools", json()), add, limits_);
+    } else {
+      const char* key = body.contains("prompt") ? "prompt" : "content";
+      if (!body.contains(key) || !body[key].is_string())
+        throw ApiError(400, "give \"prompt\" (a string) or \"messages\"", "prompt");
+      text = body[key].get<std::string>();
+    }
+    const auto ids = tok.encode(text);
+    send_json(res, {{"tokens", ids}, {"count", ids.size()}, {"max_model_len", limits_.ctx}});
+  });
+}
+
+void HttpServer::detokenize(const httplib::Request& req, httplib::Response& res) {
+  guarded(res, [&] {
+    const json body = parse_body(req);
+    if (!body.contains("tokens")) throw ApiError(400, "'tokens' is required", "tokens");
+    const auto ids = token_ids(body["tokens"], "tokens", limits_);
+    const std::string text = model_.require_tokenizer("/detokenize").decode(ids);
+    send_json(res, {{"prompt", text}, {"content", text}});
+  });
+}
+
+void HttpServer::apply_template(const httplib::Request& req, httplib::Response& res) {
+  guarded(res, [&] {
+    const json body = parse_body(req);
+    if (!body.contains("messages")) throw ApiError(400, "'messages' is required", "messages");
+    const bool add = body.value("add_generation_prompt", true);
+    send_json(res, {{"prompt",
+                     render_chat(body["messages"], body.value("tools", json()), add, limits_)}});
+  });
+}
+
+void HttpServer::generate(const httplib::Request& req, httplib::Response& res, bool chat) {
+  guarded(res, [&] {
+    metrics_.request_received();
+    if (shutting_down_)
+      throw ApiError(503, "the server is shutting down", "", "overloaded", "server_error");
+    const json body = parse_body(req);
+    ParsedRequest parsed =
+        chat ? parse_chat_request(body, limits_) : parse_completion_request(body, limits_);
+    auto g = std::make_shared<Generation>(
+        std::move(parsed), model_, random_id(chat ? "chatcmpl-" : "cmpl-"), limits_.served_name);
+    if (!scheduler_.submit(g->request.jobs, g->channel))
+      throw ApiError(503, "the server is at capacity (running and queued requests); retry later",
+                     "", "overloaded", "server_error");
+    const auto finished = [this, g] {
+      g->finished = true;
+      metrics_.request_finished(g->seconds_since(Clock::now()), g->seconds_since(g->first_token),
+                                g->builder.completion_tokens());
+    };
+    if (!g->request.stream) {
+      std::vector<json> ignored;
+      while (!g->builder.done()) g->pump(std::chrono::milliseconds(200), ignored);
+      finished();
+      if (g->builder.error())
+        throw ApiError(500, *g->builder.error(), "", "internal_error", "server_error");
+      send_json(res, g->builder.response());
+      return;
+    }
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [g, finished](std::size_t, httplib::DataSink& sink) {
+          std::vector<json> chunks;
+          g->pump(std::chrono::milliseconds(100), chunks);
+          std::string out;
+          for (const auto& c : chunks) out += "data: " + dump(c) + "\n\n";
+          if (g->builder.done()) {
+            if (g->builder.error()) {
+              out += "data: " +
+                     dump(error_json(*g->builder.error(), "server_error", "", "internal_error")) +
+                     "\n\n";
+            } else if (g->request.include_usage) {
+              out += "data: " + dump(g->builder.usage_chunk()) + "\n\n";
+            }
+            out += "data: [DONE]\n\n";
+          }
+          if (!out.empty() && !sink.write(out.data(), out.size())) {
+            g->channel->cancel();  // the client went away: free its sequences
+            return false;
+          }
+          if (g->builder.done()) {
+            finished();
+            sink.done();
+          }
+          return true;
+        },
+        [g](bool) {
+          if (!g->builder.done()) g->channel->cancel();
+        });
+  });
+}
+
+}  // namespace ls::server

@@ -1,0 +1,62 @@
+// The HTTP front of `logitscope serve` on cpp-httplib: routes (API.md), the API key, body
+// limits, OpenAI error objects, and SSE streaming. Each generation request becomes scheduler
+// jobs; its handler thread turns their events into a response or a stream of chunks, and a
+// client that goes away cancels its jobs.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "engine/loaded_model.h"
+#include "server/metrics.h"
+#include "server/request.h"
+#include "server/scheduler.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace ls::server {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;      // 0: any free port
+  std::string api_key;  // "" : no key
+  std::size_t max_body = 8u << 20;
+  int threads = 32;  // handler threads (streams, waiting requests, keep-alives)
+};
+
+class HttpServer {
+ public:
+  HttpServer(const engine::LoadedModel& model, Scheduler& scheduler, ServerLimits limits,
+             HttpOptions options);
+  ~HttpServer();
+
+  int bind();  // binds host:port; returns the port; throws when it cannot
+  void run();  // serves until stop()
+  void begin_shutdown() { shutting_down_ = true; }  // new generation requests get 503
+  void stop();
+
+ private:
+  void routes();
+  void generate(const httplib::Request& req, httplib::Response& res, bool chat);
+  void tokenize(const httplib::Request& req, httplib::Response& res);
+  void detokenize(const httplib::Request& req, httplib::Response& res);
+  void apply_template(const httplib::Request& req, httplib::Response& res);
+
+  const engine::LoadedModel& model_;
+  Scheduler& scheduler_;
+  ServerLimits limits_;
+  HttpOptions options_;
+  std::unique_ptr<httplib::Server> http_;
+  Metrics metrics_;
+  std::mutex template_mutex_;
+  std::atomic<bool> shutting_down_{false};
+  int port_ = 0;
+};
+
+}  // namespace ls::server

@@ -1,0 +1,83 @@
+// Prometheus text for the server's counters, gauges and histograms (see metrics.h).
+#include "server/metrics.h"
+
+#include <fmt/format.h>
+
+namespace ls::server {
+
+Histogram::Histogram(std::vector<double> bounds)
+    : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
+
+void Histogram::observe(double value) {
+  std::size_t i = 0;
+  while (i < bounds_.size() && value > bounds_[i]) ++i;
+  ++counts_[i];
+  sum_ += value;
+  ++count_;
+}
+
+std::string Histogram::render(const std::string& name, const std::string& help) const {
+  std::string out = fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    cumulative += counts_[i];
+    const std::string le = i < bounds_.size() ? fmt::format("{}", bounds_[i]) : "+Inf";
+    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, le, cumulative);
+  }
+  out += fmt::format("{}_sum {}\n{}_count {}\n", name, sum_, name, count_);
+  return out;
+}
+
+namespace {
+
+std::vector<double> seconds_buckets() {
+  return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
+}
+
+std::string metric(const char* type, const std::string& name, const std::string& help,
+                   std::uint64_t value) {
+  return fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
+}
+
+}  // namespace
+
+Metrics::Metrics()
+    : ttft_(seconds_buckets()), tpot_(seconds_buckets()), latency_(seconds_buckets()) {}
+
+void Metrics::request_received() {
+  std::lock_guard lock(mutex_);
+  ++requests_;
+}
+
+void Metrics::request_finished(double latency_s, double ttft_s, std::size_t completion_tokens) {
+  std::lock_guard lock(mutex_);
+  latency_.observe(latency_s);
+  if (completion_tokens > 0) {
+    ttft_.observe(ttft_s);
+    if (completion_tokens > 1)
+      tpot_.observe((latency_s - ttft_s) / static_cast<double>(completion_tokens - 1));
+  }
+}
+
+std::string Metrics::render(const SchedulerStats& s) const {
+  std::lock_guard lock(mutex_);
+  std::string out;
+  out += metric("counter", "logitscope_prompt_tokens_total", "Prompt tokens admitted.",
+                s.prompt_tokens);
+  out += metric("counter", "logitscope_generation_tokens_total", "Tokens generated.",
+                s.generation_tokens);
+  out += metric("counter", "logitscope_requests_total", "Generation requests received.", requests_);
+  out += metric("counter", "logitscope_engine_steps_total", "Batched engine steps.", s.steps);
+  out += metric("gauge", "logitscope_requests_running", "Jobs in the running batch.", s.running);
+  out += metric("gauge", "logitscope_requests_waiting", "Jobs queued for room.", s.waiting);
+  out +=
+      metric("gauge", "logitscope_kv_blocks_in_use", "KV cache blocks held.", s.kv_blocks_in_use);
+  out += ttft_.render("logitscope_time_to_first_token_seconds",
+                      "From request received to its first generated token.");
+  out += tpot_.render("logitscope_time_per_output_token_seconds",
+                      "Mean time per generated token after the first, per request.");
+  out += latency_.render("logitscope_request_latency_seconds", "From request received to its end.");
+  return out;
+}
+
+}  // namespace ls::server

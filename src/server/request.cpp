@@ -1,0 +1,513 @@
+// Request checking and the request -> Job mapping (see request.h).
+#include "server/request.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "decode/words.h"
+
+namespace ls::server {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& param, const std::string& message,
+                      const std::string& code = "invalid_value") {
+  throw ApiError(400, message, param, code);
+}
+
+std::string type_name(const json& v) {
+  if (v.is_number_integer() || v.is_number_unsigned()) return "an integer";
+  if (v.is_number()) return "a number";
+  return std::string(v.type_name() == std::string("object") ? "an object" : "a ") +
+         (v.is_object() ? "" : v.type_name());
+}
+
+// The field, or null when absent or JSON null (OpenAI treats both as "not given").
+const json* field(const json& body, const char* key) {
+  const auto it = body.find(key);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+double number(const json& v, const std::string& param, double lo, double hi, bool lo_open = false) {
+  if (!v.is_number()) bad(param, fmt::format("'{}' must be a number, got {}", param, type_name(v)));
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < lo || d > hi || (lo_open && d == lo))
+    bad(param, fmt::format("'{}' must be in {}{}, {}], got {}", param, lo_open ? "(" : "[", lo, hi,
+                           v.dump()));
+  return d;
+}
+
+std::int64_t integer(const json& v, const std::string& param, std::int64_t lo, std::int64_t hi) {
+  std::int64_t i = 0;
+  if (v.is_number_integer()) {
+    i = v.get<std::int64_t>();
+  } else if (v.is_number_unsigned()) {
+    if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
+      bad(param, fmt::format("'{}' must be in [{}, {}], got {}", param, lo, hi, v.dump()));
+    i = static_cast<std::int64_t>(v.get<std::uint64_t>());
+  } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+             v.get<double>() == std::floor(v.get<double>()) && std::fabs(v.get<double>()) < 9e15) {
+    i = static_cast<std::int64_t>(v.get<double>());
+  } else {
+    bad(param, fmt::format("'{}' must be an integer, got {}", param, type_name(v)));
+  }
+  if (i < lo || i > hi)
+    bad(param, fmt::format("'{}' must be in [{}, {}], got {}", param, lo, hi, i));
+  return i;
+}
+
+bool boolean(const json& v, const std::string& param) {
+  if (!v.is_boolean())
+    bad(param, fmt::format("'{}' must be a boolean, got {}", param, type_name(v)));
+  return v.get<bool>();
+}
+
+const std::string& string(const json& v, const std::string& param) {
+  if (!v.is_string()) bad(param, fmt::format("'{}' must be a string, got {}", param, type_name(v)));
+  return v.get_ref<const std::string&>();
+}
+
+void mark(decode::GenerationConfig& c, const char* name) {
+  c.sources[name] = "request";
+}
+
+std::int32_t eos_id_of(const engine::LoadedModel& lm) {
+  const Tokenizer* tok = lm.tokenizer();
+  if (tok == nullptr) return -1;
+  std::string eos;
+  try {
+    eos = lm.chat_template().eos_token;
+  } catch (const std::exception&) {
+    return -1;  // no template: generation_config.json's eos_token_id is all there is
+  }
+  if (eos.empty()) return -1;
+  const auto ids = tok->encode(eos);
+  return ids.size() == 1 ? ids[0] : -1;
+}
+
+// The sampling fields both endpoints share, over `c`. `max_tokens_min`: chat 1, completions 0.
+void apply_sampling(const json& body, decode::GenerationConfig& c, const ServerLimits& limits,
+                    std::size_t prompt_len, int max_tokens_min, bool completions) {
+  const auto V = limits.model->model().config().vocab_size;
+  if (const json* v = field(body, "temperature")) {
+    c.temperature = number(*v, "temperature", 0, 2);
+    mark(c, "temperature");
+  }
+  if (const json* v = field(body, "top_p")) {
+    c.top_p = number(*v, "top_p", 0, 1, true);
+    mark(c, "top_p");
+  }
+  if (const json* v = field(body, "top_k")) {
+    const auto k = integer(*v, "top_k", -1, V);
+    c.top_k = k < 0 ? 0 : static_cast<int>(k);
+    mark(c, "top_k");
+  }
+  if (const json* v = field(body, "min_p")) {
+    c.min_p = number(*v, "min_p", 0, 1);
+    mark(c, "min_p");
+  }
+  if (const json* v = field(body, "repetition_penalty")) {
+    c.repetition_penalty = number(*v, "repetition_penalty", 0, 10, true);
+    mark(c, "repetition_penalty");
+  }
+  if (const json* v = field(body, "presence_penalty")) {
+    c.presence_penalty = number(*v, "presence_penalty", -2, 2);
+    mark(c, "presence_penalty");
+  }
+  if (const json* v = field(body, "frequency_penalty")) {
+    c.frequency_penalty = number(*v, "frequency_penalty", -2, 2);
+    mark(c, "frequency_penalty");
+  }
+  if (const json* v = field(body, "logit_bias")) {
+    if (!v->is_object()) bad("logit_bias", "'logit_bias' must be an object {\"token id\": bias}");
+    for (const auto& [key, bias] : v->items()) {
+      const std::string param = "logit_bias." + key;
+      std::int64_t id = -1;
+      const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+      if (ec != std::errc() || end != key.data() + key.size() || id < 0 || id >= V)
+        bad(param, fmt::format("'logit_bias' key '{}' must be a token id in [0, {})", key, V));
+      c.logit_bias[static_cast<std::int32_t>(id)] = number(bias, param, -100, 100);
+    }
+    mark(c, "logit_bias");
+  }
+  if (const json* v = field(body, "seed")) {
+    if (v->is_number_unsigned()) {
+      c.seed = v->get<std::uint64_t>();
+    } else {
+      c.seed = static_cast<std::uint64_t>(
+          integer(*v, "seed", 0, std::numeric_limits<std::int64_t>::max()));
+    }
+    mark(c, "seed");
+  }
+  if (const json* v = field(body, "stop")) {
+    std::vector<std::string> stops;
+    if (v->is_string()) {
+      stops.push_back(v->get<std::string>());
+    } else if (v->is_array()) {
+      if (v->size() > 4)
+        bad("stop", fmt::format("'stop' holds at most 4 strings, got {}", v->size()));
+      for (std::size_t i = 0; i < v->size(); ++i)
+        stops.push_back(string((*v)[i], fmt::format("stop[{}]", i)));
+    } else {
+      bad("stop", "'stop' must be a string or a list of up to 4 strings");
+    }
+    for (std::size_t i = 0; i < stops.size(); ++i)
+      if (stops[i].empty())
+        bad(v->is_string() ? "stop" : fmt::format("stop[{}]", i),
+            "a stop string must not be empty");
+    c.stop_strings = stops;
+    mark(c, "stop_strings");
+  }
+  bool ignore_eos = false;
+  if (const json* v = field(body, "ignore_eos")) ignore_eos = boolean(*v, "ignore_eos");
+  if (ignore_eos) {
+    c.eos_token_id.clear();
+    mark(c, "eos_token_id");
+  }
+  if (const json* v = field(body, "stop_token_ids")) {
+    for (const auto id : token_ids(*v, "stop_token_ids", limits)) c.eos_token_id.push_back(id);
+    mark(c, "eos_token_id");
+  }
+  if (const json* v = field(body, "bad_words")) {
+    if (!v->is_array()) bad("bad_words", "'bad_words' must be a list of strings");
+    const Tokenizer& tok = limits.model->require_tokenizer("bad_words");
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const std::string& word = string((*v)[i], fmt::format("bad_words[{}]", i));
+      if (word.empty()) bad(fmt::format("bad_words[{}]", i), "a bad word must not be empty");
+      decode::add_banned_word(c, word, [&](std::string_view t) { return tok.encode(t); });
+    }
+    mark(c, "bad_words_ids");
+  }
+
+  // Length: what is left of the context unless max_tokens says less.
+  const auto room = static_cast<std::int64_t>(limits.ctx) - static_cast<std::int64_t>(prompt_len);
+  const char* prompt_param = completions ? "prompt" : "messages";
+  if (room <= 0 || (room < 1 && max_tokens_min > 0))
+    throw ApiError(400,
+                   fmt::format("the prompt has {} tokens but the context holds {} positions "
+                               "(--ctx {}): shorten it",
+                               prompt_len, limits.ctx, limits.ctx),
+                   prompt_param, "context_length_exceeded");
+  std::int64_t max_tokens = room;
+  for (const char* name : {"max_tokens", "max_completion_tokens"}) {
+    if (const json* v = field(body, name)) {
+      max_tokens = integer(*v, name, max_tokens_min, std::numeric_limits<std::int32_t>::max());
+      if (max_tokens > room)
+        throw ApiError(400,
+                       fmt::format("'{}' is {} but the prompt's {} tokens leave {} of the {} "
+                                   "positions of the context",
+                                   name, max_tokens, prompt_len, room, limits.ctx),
+                       name, "context_length_exceeded");
+    }
+  }
+  c.max_new_tokens = static_cast<int>(max_tokens);
+  c.max_length = 0;
+  mark(c, "max_new_tokens");
+  if (const json* v = field(body, "min_tokens")) {
+    c.min_new_tokens = static_cast<int>(integer(*v, "min_tokens", 0, max_tokens));
+    mark(c, "min_new_tokens");
+  }
+
+  // The extension object.
+  if (const json* ext = field(body, "logitscope")) {
+    if (!ext->is_object()) bad("logitscope", "'logitscope' must be an object");
+    if (const json* v = field(*ext, "sequence_bias")) {
+      if (!v->is_array())
+        bad("logitscope.sequence_bias",
+            "'logitscope.sequence_bias' must be a list of [[ids], bias]");
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        const std::string param = fmt::format("logitscope.sequence_bias[{}]", i);
+        const json& e = (*v)[i];
+        if (!e.is_array() || e.size() != 2)
+          bad(param, fmt::format("'{}' must be [[token ids], bias]", param));
+        auto ids = token_ids(e[0], param + "[0]", limits);
+        if (ids.empty()) bad(param + "[0]", "a sequence_bias entry needs at least one token");
+        c.sequence_bias.push_back({std::move(ids), number(e[1], param + "[1]", -100, 100)});
+      }
+      mark(c, "sequence_bias");
+    }
+    if (const json* v = field(*ext, "order_preset")) {
+      const std::string& p = string(*v, "logitscope.order_preset");
+      if (p == "hf")
+        c.order_preset = decode::OrderPreset::hf;
+      else if (p == "vllm")
+        c.order_preset = decode::OrderPreset::vllm;
+      else if (p == "llama_cpp")
+        c.order_preset = decode::OrderPreset::llama_cpp;
+      else
+        bad("logitscope.order_preset", "'logitscope.order_preset' must be hf, vllm or llama_cpp");
+      mark(c, "order_preset");
+    }
+  }
+  try {
+    decode::validate(c);
+  } catch (const std::exception& e) {
+    bad("", e.what());
+  }
+}
+
+int trace_top_n(const json& body) {
+  const json* ext = field(body, "logitscope");
+  if (ext == nullptr) return 0;
+  if (!ext->is_object()) bad("logitscope", "'logitscope' must be an object");
+  const json* v = field(*ext, "trace");
+  return v == nullptr ? 0 : static_cast<int>(integer(*v, "logitscope.trace", 0, 20));
+}
+
+void check_model(const json& body, const ServerLimits& limits) {
+  if (const json* v = field(body, "model")) {
+    const std::string& name = string(*v, "model");
+    if (name != limits.served_name)
+      throw ApiError(404,
+                     fmt::format("the model '{}' does not exist; this server serves '{}'", name,
+                                 limits.served_name),
+                     "model", "model_not_found");
+  }
+}
+
+// stream, stream_options, n, logprobs_mode: the fields both endpoints read the same way.
+void read_common(const json& body, ParsedRequest& r, const ServerLimits& limits) {
+  if (!body.is_object()) bad("", "the request body must be a JSON object");
+  check_model(body, limits);
+  if (const json* v = field(body, "stream")) r.stream = boolean(*v, "stream");
+  if (const json* v = field(body, "stream_options")) {
+    if (!v->is_object()) bad("stream_options", "'stream_options' must be an object");
+    if (const json* u = field(*v, "include_usage"))
+      r.include_usage = boolean(*u, "stream_options.include_usage");
+  }
+  if (const json* v = field(body, "n"))
+    r.n = static_cast<int>(integer(*v, "n", 1, limits.parallel));
+}
+
+Job make_job(const json& body, const ParsedRequest& r, std::vector<std::int32_t> prompt,
+             const ServerLimits& limits, int max_tokens_min) {
+  Job job;
+  job.config = limits.defaults;
+  job.config.num_return_sequences = r.n;
+  apply_sampling(body, job.config, limits, prompt.size(), max_tokens_min, !r.chat);
+  job.prompt = std::move(prompt);
+  job.top_logprobs = r.logprobs ? r.top_logprobs : -1;
+  if (const json* v = field(body, "logprobs_mode")) {
+    const std::string& m = string(*v, "logprobs_mode");
+    if (m != "raw" && m != "processed")
+      bad("logprobs_mode",
+          fmt::format("'logprobs_mode' must be \"raw\" or \"processed\", got \"{}\"", m));
+    job.processed_logprobs = m == "processed";
+  }
+  job.prompt_logprobs = r.echo && r.logprobs;
+  job.trace_top_n = trace_top_n(body);
+  return job;
+}
+
+// One message's content as text: a string, or a list of text parts.
+std::string content_text(const json& v, const std::string& param) {
+  if (v.is_string()) return v.get<std::string>();
+  if (!v.is_array())
+    bad(param, fmt::format("'{}' must be a string or a list of text parts", param));
+  std::string text;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string p = fmt::format("{}[{}]", param, i);
+    const json& part = v[i];
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text"))
+      bad(p, fmt::format(
+                 "'{}' must be {{\"type\": \"text\", \"text\": ...}}; only text is supported", p));
+    text += string(part["text"], p + ".text");
+  }
+  return text;
+}
+
+// Messages as the template expects them: content as text, roles checked, tool call arguments
+// as objects (Qwen's template writes them with tojson; OpenAI clients send JSON text).
+json normalize_messages(const json& messages) {
+  if (!messages.is_array()) bad("messages", "'messages' must be a list of messages");
+  if (messages.empty()) bad("messages", "'messages' must hold at least one message");
+  json out = json::array();
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const std::string p = fmt::format("messages[{}]", i);
+    const json& m = messages[i];
+    if (!m.is_object()) bad(p, fmt::format("'{}' must be an object", p));
+    if (!m.contains("role")) bad(p + ".role", fmt::format("'{}.role' is missing", p));
+    std::string role = string(m["role"], p + ".role");
+    if (role == "developer") role = "system";
+    if (role != "system" && role != "user" && role != "assistant" && role != "tool")
+      bad(p + ".role",
+          fmt::format("'{}.role' must be system, developer, user, assistant or tool, got \"{}\"", p,
+                      role));
+    json msg = {{"role", role}};
+    const json* content = field(m, "content");
+    const json* calls = role == "assistant" ? field(m, "tool_calls") : nullptr;
+    if (content != nullptr) {
+      msg["content"] = content_text(*content, p + ".content");
+    } else if (calls == nullptr) {
+      bad(p + ".content", fmt::format("'{}.content' is missing", p));
+    } else {
+      msg["content"] = "";
+    }
+    if (calls != nullptr) {
+      if (!calls->is_array())
+        bad(p + ".tool_calls", fmt::format("'{}.tool_calls' must be a list", p));
+      json list = json::array();
+      for (std::size_t k = 0; k < calls->size(); ++k) {
+        const std::string cp = fmt::format("{}.tool_calls[{}]", p, k);
+        const json& call = (*calls)[k];
+        if (!call.is_object() || !call.contains("function") || !call["function"].is_object())
+          bad(cp,
+              fmt::format("'{}' must be {{\"type\": \"function\", \"function\": {{...}}}}", cp));
+        json fn = call["function"];
+        string(fn.value("name", json()), cp + ".function.name");
+        if (fn.contains("arguments") && fn["arguments"].is_string()) {
+          json parsed = json::parse(fn["arguments"].get<std::string>(), nullptr, false);
+          if (!parsed.is_discarded()) fn["arguments"] = parsed;
+        }
+        json c = call;
+        c["function"] = fn;
+        list.push_back(c);
+      }
+      msg["tool_calls"] = list;
+    }
+    if (const json* id = field(m, "tool_call_id"))
+      msg["tool_call_id"] = string(*id, p + ".tool_call_id");
+    if (const json* name = field(m, "name")) msg["name"] = string(*name, p + ".name");
+    out.push_back(msg);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::int32_t> token_ids(const json& value, const std::string& param,
+                                    const ServerLimits& limits) {
+  if (!value.is_array()) bad(param, fmt::format("'{}' must be a list of token ids", param));
+  const auto V = limits.model->model().config().vocab_size;
+  std::vector<std::int32_t> ids;
+  for (std::size_t i = 0; i < value.size(); ++i)
+    ids.push_back(
+        static_cast<std::int32_t>(integer(value[i], fmt::format("{}[{}]", param, i), 0, V - 1)));
+  return ids;
+}
+
+decode::GenerationConfig server_defaults(const engine::LoadedModel& lm) {
+  decode::GenerationConfig c;
+  c.do_sample = true;
+  c.top_k = 0;
+  const json& file = lm.model().generation_config();
+  json taken = json::object();
+  for (const char* key : {"temperature", "top_k", "top_p", "min_p", "repetition_penalty",
+                          "eos_token_id", "pad_token_id", "bos_token_id"})
+    if (file.contains(key)) taken[key] = file[key];
+  decode::apply_generation_json(c, taken, lm.path() + "/generation_config.json");
+  const std::int32_t eos = eos_id_of(lm);
+  if (eos >= 0 &&
+      std::find(c.eos_token_id.begin(), c.eos_token_id.end(), eos) == c.eos_token_id.end())
+    c.eos_token_id.push_back(eos);
+  decode::validate(c);
+  return c;
+}
+
+std::string render_chat(const json& messages, const json& tools, bool add_generation_prompt,
+                        const ServerLimits& limits) {
+  const json normalized = normalize_messages(messages);
+  if (!tools.is_null() && !tools.is_array()) bad("tools", "'tools' must be a list");
+  for (std::size_t i = 0; tools.is_array() && i < tools.size(); ++i) {
+    const json& t = tools[i];
+    const std::string p = fmt::format("tools[{}]", i);
+    if (!t.is_object() || t.value("type", "") != "function" || !t.contains("function") ||
+        !t["function"].is_object() || !t["function"].contains("name") ||
+        !t["function"]["name"].is_string())
+      bad(p, fmt::format("'{}' must be {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}",
+                         p));
+  }
+  std::lock_guard lock(*limits.template_mutex);
+  try {
+    const nlohmann::ordered_json m = nlohmann::ordered_json::parse(normalized.dump());
+    const nlohmann::ordered_json t =
+        tools.is_array() && !tools.empty() ? nlohmann::ordered_json::parse(tools.dump()) : nullptr;
+    return limits.model->chat_template().render(m, t, add_generation_prompt);
+  } catch (const ApiError&) {
+    throw;
+  } catch (const std::exception& e) {
+    bad("messages", fmt::format("the chat template failed on these messages: {}", e.what()));
+  }
+}
+
+ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits) {
+  ParsedRequest r;
+  r.chat = true;
+  read_common(body, r, limits);
+  if (const json* v = field(body, "logprobs")) r.logprobs = boolean(*v, "logprobs");
+  if (const json* v = field(body, "top_logprobs")) {
+    r.top_logprobs = static_cast<int>(integer(*v, "top_logprobs", 0, 20));
+    if (!r.logprobs) bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+  }
+  const json* messages = field(body, "messages");
+  if (messages == nullptr) bad("messages", "'messages' is required");
+  json tools = nullptr;
+  if (const json* v = field(body, "tools")) tools = *v;
+  if (const json* v = field(body, "tool_choice")) {
+    const bool ok = v->is_string() && (*v == "auto" || *v == "none");
+    if (!ok)
+      bad("tool_choice",
+          "'tool_choice' must be \"auto\" or \"none\": logitscope has no constrained decoding "
+          "to force a call");
+    if (*v == "none") tools = nullptr;
+  }
+  r.parse_tools = tools.is_array() && !tools.empty();
+  const std::string text = render_chat(*messages, tools, true, limits);
+  const Tokenizer& tok = limits.model->require_tokenizer("messages");
+  r.jobs.push_back(make_job(body, r, tok.encode(text), limits, 1));
+  r.prompt_texts.push_back(text);
+  return r;
+}
+
+ParsedRequest parse_completion_request(const json& body, const ServerLimits& limits) {
+  ParsedRequest r;
+  r.chat = false;
+  read_common(body, r, limits);
+  if (const json* v = field(body, "logprobs")) {
+    r.logprobs = true;
+    r.top_logprobs = static_cast<int>(integer(*v, "logprobs", 0, 20));
+  }
+  if (const json* v = field(body, "echo")) r.echo = boolean(*v, "echo");
+  if (const json* v = field(body, "suffix"))
+    if (!string(*v, "suffix").empty())
+      bad("suffix", "'suffix' is not supported (no fill-in-the-middle)");
+  const json* prompt = field(body, "prompt");
+  if (prompt == nullptr) bad("prompt", "'prompt' is required");
+  const Tokenizer& tok = limits.model->require_tokenizer("prompt");
+  // One prompt: a string or a list of ids; many: a list of those.
+  std::vector<std::pair<std::vector<std::int32_t>, std::string>> prompts;
+  const auto one = [&](const json& p, const std::string& param) {
+    if (p.is_string()) {
+      if (p.get_ref<const std::string&>().empty()) bad(param, fmt::format("'{}' is empty", param));
+      prompts.push_back({tok.encode(p.get<std::string>()), p.get<std::string>()});
+    } else {
+      auto ids = token_ids(p, param, limits);
+      if (ids.empty()) bad(param, fmt::format("'{}' is empty", param));
+      prompts.push_back({ids, tok.decode(ids)});
+    }
+  };
+  if (prompt->is_string() || (prompt->is_array() && !prompt->empty() && (*prompt)[0].is_number())) {
+    one(*prompt, "prompt");
+  } else if (prompt->is_array() && !prompt->empty()) {
+    if (prompt->size() > 16) bad("prompt", "'prompt' holds at most 16 prompts");
+    for (std::size_t i = 0; i < prompt->size(); ++i)
+      one((*prompt)[i], fmt::format("prompt[{}]", i));
+  } else {
+    bad("prompt", "'prompt' must be a non-empty string, a list of token ids, or a list of those");
+  }
+  if (static_cast<int>(prompts.size()) * r.n > limits.parallel)
+    bad("n", fmt::format("{} prompts x n {} exceed --parallel {}", prompts.size(), r.n,
+                         limits.parallel));
+  for (auto& [ids, text] : prompts) {
+    r.jobs.push_back(make_job(body, r, std::move(ids), limits, 0));
+    r.prompt_texts.push_back(text);
+  }
+  return r;
+}
+
+}  // namespace ls::server

@@ -1,0 +1,71 @@
+// OpenAI request bodies (chat and legacy completions, with vLLM's extra sampling fields and the
+// `logitscope` extension) turned into scheduler Jobs. Every field is checked; a bad one throws
+// ApiError naming it as a path ("messages[1].role", "logit_bias.42"), as OpenAI's 400s do.
+// Unknown fields are ignored. API.md beside this file lists every field.
+#pragma once
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decode/generation_config.h"
+#include "engine/loaded_model.h"
+#include "server/scheduler.h"
+
+namespace ls::server {
+
+// An error the client caused (or an overload), as OpenAI's error object.
+struct ApiError : std::runtime_error {
+  ApiError(int status_, std::string message, std::string param_ = "",
+           std::string code_ = "invalid_value", std::string type_ = "invalid_request_error")
+      : std::runtime_error(std::move(message)),
+        status(status_),
+        param(std::move(param_)),
+        code(std::move(code_)),
+        type(std::move(type_)) {}
+  int status;
+  std::string param, code, type;
+};
+
+// What every request is checked against.
+struct ServerLimits {
+  const engine::LoadedModel* model = nullptr;
+  std::string served_name;
+  int ctx = 4096;                        // positions per sequence, prompt + generated
+  int parallel = 8;                      // the most choices one request may ask for
+  decode::GenerationConfig defaults;     // server_defaults(model)
+  std::mutex* template_mutex = nullptr;  // the chat template is rendered under it
+};
+
+// The defaults of the OpenAI API (sampling on, temperature 1, top_p 1, no top_k) with the
+// model's generation_config.json values for temperature, top_k, top_p, min_p,
+// repetition_penalty and eos_token_id (as vLLM reads them), and the tokenizer's EOS token.
+decode::GenerationConfig server_defaults(const engine::LoadedModel& model);
+
+struct ParsedRequest {
+  bool chat = true;
+  std::vector<Job> jobs;                  // one per prompt (chat: one)
+  std::vector<std::string> prompt_texts;  // each prompt as text (completions' echo)
+  int n = 1;
+  bool stream = false;
+  bool include_usage = false;
+  bool logprobs = false;  // return logprobs
+  int top_logprobs = 0;
+  bool echo = false;
+  bool parse_tools = false;  // tools were given: <tool_call> blocks become tool_calls
+};
+
+ParsedRequest parse_chat_request(const nlohmann::json& body, const ServerLimits& limits);
+ParsedRequest parse_completion_request(const nlohmann::json& body, const ServerLimits& limits);
+
+// The chat template over checked messages (and tools); `param` names the messages field.
+std::string render_chat(const nlohmann::json& messages, const nlohmann::json& tools,
+                        bool add_generation_prompt, const ServerLimits& limits);
+// Token ids of `value` (a list of ids) checked against the vocabulary; `param` names it.
+std::vector<std::int32_t> token_ids(const nlohmann::json& value, const std::string& param,
+                                    const ServerLimits& limits);
+
+}  // namespace ls::server

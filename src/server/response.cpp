@@ -1,0 +1,280 @@
+// Building OpenAI responses and chunks from scheduler events (see response.h).
+#include "server/response.h"
+
+#include <fmt/format.h>
+
+#include "decode/trace_json.h"
+
+namespace ls::server {
+
+using nlohmann::json;
+
+namespace {
+
+std::size_t code_points(std::string_view s) {
+  std::size_t n = 0;
+  for (const unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+json byte_list(std::string_view bytes) {
+  json out = json::array();
+  for (const unsigned char c : bytes) out.push_back(static_cast<int>(c));
+  return out;
+}
+
+std::string finish_reason(decode::FinishReason r, bool tool_calls) {
+  if (r == decode::FinishReason::length || r == decode::FinishReason::context_limit)
+    return "length";
+  return tool_calls ? "tool_calls" : "stop";
+}
+
+// OpenAI writes a logprob it cannot represent (a token the distribution removed) as -9999.
+double finite(double logprob) {
+  return std::isfinite(logprob) ? logprob : -9999.0;
+}
+
+}  // namespace
+
+ResponseBuilder::ResponseBuilder(const ParsedRequest& request, const engine::LoadedModel& model,
+                                 std::string id, std::string model_name, std::int64_t created)
+    : request_(request),
+      model_(model),
+      id_(std::move(id)),
+      model_name_(std::move(model_name)),
+      created_(created),
+      choices_(request.jobs.size() * static_cast<std::size_t>(request.n)) {
+  for (std::size_t i = 0; i < choices_.size(); ++i) {
+    if (request.parse_tools)
+      choices_[i].parser.emplace(fmt::format("{}_{}", id_.substr(id_.size() - 8), i));
+  }
+}
+
+json ResponseBuilder::chunk(json choices) const {
+  return {{"id", id_},
+          {"object", request_.chat ? "chat.completion.chunk" : "text_completion"},
+          {"created", created_},
+          {"model", model_name_},
+          {"choices", std::move(choices)}};
+}
+
+// A chat entry {token, logprob, bytes, top_logprobs}, or a legacy tuple.
+json ResponseBuilder::logprob_entry(const TokenLogprob& t, std::size_t& offset) const {
+  const std::string bytes = model_.token_bytes(t.token);
+  const std::string text = decode::sanitize_utf8(bytes);
+  if (request_.chat) {
+    json top = json::array();
+    for (const auto& [id, lp] : t.top) {
+      const std::string b = model_.token_bytes(id);
+      top.push_back(
+          {{"token", decode::sanitize_utf8(b)}, {"logprob", finite(lp)}, {"bytes", byte_list(b)}});
+    }
+    return {{"token", text},
+            {"logprob", finite(t.logprob)},
+            {"bytes", byte_list(bytes)},
+            {"top_logprobs", top}};
+  }
+  json top = json::object();
+  for (const auto& [id, lp] : t.top) {
+    const std::string key = decode::sanitize_utf8(model_.token_bytes(id));
+    if (!top.contains(key)) top[key] = finite(lp);
+  }
+  json e = {{"token", text}, {"logprob", finite(t.logprob)}, {"top", top}, {"offset", offset}};
+  offset += code_points(text);
+  return e;
+}
+
+// The legacy shape of entries: four parallel lists.
+json legacy_logprobs(const std::vector<json>& entries) {
+  json out = {{"tokens", json::array()},
+              {"token_logprobs", json::array()},
+              {"top_logprobs", json::array()},
+              {"text_offset", json::array()}};
+  for (const auto& e : entries) {
+    out["tokens"].push_back(e["token"]);
+    out["token_logprobs"].push_back(e["logprob"]);
+    out["top_logprobs"].push_back(e["top"]);
+    out["text_offset"].push_back(e["offset"]);
+  }
+  return out;
+}
+
+json ResponseBuilder::take_logprobs(Choice& c) const {
+  if (!request_.logprobs) return nullptr;
+  json out = request_.chat ? json{{"content", c.pending}} : legacy_logprobs(c.pending);
+  c.pending.clear();
+  return out;
+}
+
+void ResponseBuilder::add_text(std::size_t index, const std::string& text,
+                               std::vector<json>& chunks) {
+  Choice& c = choices_[index];
+  std::string content = text;
+  std::vector<ToolCall> calls;
+  if (c.parser) {
+    ToolDelta d = c.parser->push(text);
+    content = std::move(d.content);
+    calls = std::move(d.calls);
+  }
+  c.text += content;
+  if (request_.stream && (!content.empty() || !c.pending.empty())) {
+    json choice = {{"index", index}, {"logprobs", take_logprobs(c)}, {"finish_reason", nullptr}};
+    if (request_.chat)
+      choice["delta"] = {{"content", content}};
+    else
+      choice["text"] = content;
+    chunks.push_back(chunk(json::array({choice})));
+  }
+  for (auto& call : calls) {
+    const std::size_t k = c.calls.size();
+    if (request_.stream) {
+      // The name first, then the arguments (one fragment: the block is parsed whole).
+      json head = {{"index", k},
+                   {"id", call.id},
+                   {"type", "function"},
+                   {"function", {{"name", call.name}, {"arguments", ""}}}};
+      json args = {{"index", k}, {"function", {{"arguments", call.arguments}}}};
+      for (json* d : {&head, &args})
+        chunks.push_back(chunk(json::array({{{"index", index},
+                                             {"delta", {{"tool_calls", json::array({*d})}}},
+                                             {"logprobs", nullptr},
+                                             {"finish_reason", nullptr}}})));
+    }
+    c.calls.push_back(std::move(call));
+  }
+}
+
+void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<json>& chunks) {
+  const std::size_t base = job * static_cast<std::size_t>(request_.n);
+  std::visit(
+      [&](const auto& e) {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, HeaderEvent>) {
+          const json header = decode::header_json(e.header);
+          if (job == 0) header_ = header;
+          if (!request_.stream) return;
+          json list = json::array();
+          for (int j = 0; j < request_.n; ++j) {
+            json choice = {{"index", base + j}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+            if (request_.chat)
+              choice["delta"] = {{"role", "assistant"}, {"content", ""}};
+            else
+              choice["text"] = request_.echo ? request_.prompt_texts[job] : "";
+            list.push_back(choice);
+          }
+          json c = chunk(list);
+          c["logitscope"] = {{"header", header}};
+          chunks.push_back(std::move(c));
+          if (request_.echo)
+            for (int j = 0; j < request_.n; ++j)
+              choices_[base + j].text = request_.prompt_texts[job];
+        } else if constexpr (std::is_same_v<T, PromptLogprobsEvent>) {
+          // Echo: the prompt's tokens first; its first token has no logprob.
+          for (int j = 0; j < request_.n; ++j) {
+            Choice& c = choices_[base + j];
+            std::size_t offset = 0;
+            const auto& prompt = request_.jobs[job].prompt;
+            const std::string first = decode::sanitize_utf8(model_.token_bytes(prompt[0]));
+            c.logprobs.push_back(
+                {{"token", first}, {"logprob", nullptr}, {"top", nullptr}, {"offset", 0}});
+            offset = code_points(first);
+            for (const auto& t : e.tokens) c.logprobs.push_back(logprob_entry(t, offset));
+            c.text_chars = offset;
+            if (request_.stream) c.pending = c.logprobs;
+          }
+        } else if constexpr (std::is_same_v<T, TokenEvent>) {
+          Choice& c = choices_[base + e.choice];
+          ++c.tokens;
+          ++tokens_seen_;
+          if (!request_.logprobs || e.eos) return;
+          json entry = logprob_entry(e.token, c.text_chars);
+          c.logprobs.push_back(entry);
+          if (request_.stream) c.pending.push_back(std::move(entry));
+        } else if constexpr (std::is_same_v<T, TextEvent>) {
+          add_text(base + e.choice, e.text, chunks);
+        } else if constexpr (std::is_same_v<T, StepEvent>) {
+          json step = e.step;
+          step["sequence"] = base + e.choice;
+          if (request_.stream) {
+            json c = chunk(json::array());
+            c["logitscope"] = {{"trace", json::array({step})}};
+            chunks.push_back(std::move(c));
+          } else {
+            trace_.push_back(std::move(step));
+          }
+        } else if constexpr (std::is_same_v<T, FinishEvent>) {
+          const std::size_t index = base + e.choice;
+          Choice& c = choices_[index];
+          if (c.parser) {
+            ToolDelta d = c.parser->finish();
+            if (!d.content.empty()) add_text(index, d.content, chunks);
+          }
+          c.finish = finish_reason(e.reason, !c.calls.empty());
+          if (request_.stream) {
+            json choice = {
+                {"index", index}, {"logprobs", take_logprobs(c)}, {"finish_reason", c.finish}};
+            if (request_.chat)
+              choice["delta"] = json::object();
+            else
+              choice["text"] = "";
+            chunks.push_back(chunk(json::array({choice})));
+          }
+        } else if constexpr (std::is_same_v<T, ErrorEvent>) {
+          if (!error_) error_ = e.message;
+        } else if constexpr (std::is_same_v<T, DoneEvent>) {
+          ++jobs_done_;
+        }
+      },
+      event);
+}
+
+std::size_t ResponseBuilder::completion_tokens() const {
+  std::size_t n = 0;
+  for (const auto& c : choices_) n += c.tokens;
+  return n;
+}
+
+json ResponseBuilder::usage_chunk() const {
+  std::size_t prompt = 0;
+  for (const auto& j : request_.jobs) prompt += j.prompt.size();
+  json c = chunk(json::array());
+  const std::size_t completion = completion_tokens();
+  c["usage"] = {{"prompt_tokens", prompt},
+                {"completion_tokens", completion},
+                {"total_tokens", prompt + completion}};
+  return c;
+}
+
+json ResponseBuilder::response() const {
+  json choices = json::array();
+  for (std::size_t i = 0; i < choices_.size(); ++i) {
+    const Choice& c = choices_[i];
+    json choice = {{"index", i}, {"finish_reason", c.finish}};
+    if (request_.chat) {
+      json message = {{"role", "assistant"}};
+      message["content"] = c.calls.empty() || !c.text.empty() ? json(c.text) : json(nullptr);
+      if (!c.calls.empty()) {
+        json calls = json::array();
+        for (const auto& call : c.calls)
+          calls.push_back({{"id", call.id},
+                           {"type", "function"},
+                           {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+        message["tool_calls"] = calls;
+      }
+      choice["message"] = message;
+      choice["logprobs"] = request_.logprobs ? json{{"content", c.logprobs}} : json(nullptr);
+    } else {
+      choice["text"] = c.text;
+      choice["logprobs"] = request_.logprobs ? legacy_logprobs(c.logprobs) : json(nullptr);
+    }
+    choices.push_back(choice);
+  }
+  json out = usage_chunk();
+  out["object"] = request_.chat ? "chat.completion" : "text_completion";
+  out["choices"] = choices;
+  out["logitscope"] = {{"header", header_}};
+  if (!trace_.empty()) out["logitscope"]["trace"] = trace_;
+  return out;
+}
+
+}  // namespace ls::server

@@ -1,0 +1,350 @@
+// The scheduler loop (see scheduler.h): admit, drop cancelled jobs, one batched step over every
+// active job (decode tokens first, then prefill chunks from the remaining budget), report.
+#include "server/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "decode/distribution.h"
+#include "decode/run_state.h"
+#include "decode/trace_json.h"
+
+namespace ls::server {
+
+void JobChannel::push(std::size_t job, Event e) {
+  {
+    std::lock_guard lock(mutex_);
+    events_.emplace_back(job, std::move(e));
+  }
+  ready_.notify_all();
+}
+
+std::vector<std::pair<std::size_t, Event>> JobChannel::wait(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  ready_.wait_for(lock, timeout, [&] { return !events_.empty(); });
+  std::vector<std::pair<std::size_t, Event>> out(std::make_move_iterator(events_.begin()),
+                                                 std::make_move_iterator(events_.end()));
+  events_.clear();
+  return out;
+}
+
+namespace {
+
+// The `k` best finite scores (lower id first on ties) as log-probabilities under `lse`.
+std::vector<std::pair<std::int32_t, double>> top_logprobs(std::span<const float> scores, int k,
+                                                          double lse) {
+  std::vector<std::pair<std::int32_t, double>> best;  // sorted by score, descending
+  if (k <= 0) return best;
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    const float s = scores[i];
+    if (!std::isfinite(s)) continue;
+    if (best.size() == static_cast<std::size_t>(k) && !(s > best.back().second)) continue;
+    auto at = std::upper_bound(best.begin(), best.end(), s,
+                               [](float v, const auto& e) { return v > e.second; });
+    best.insert(at, {static_cast<std::int32_t>(i), s});
+    if (best.size() > static_cast<std::size_t>(k)) best.pop_back();
+  }
+  for (auto& e : best) e.second -= lse;
+  return best;
+}
+
+}  // namespace
+
+// One admitted or waiting job: its request (spans into job.prompt), its sequence ids, how far
+// its prompt is prefilled and, once the prefill is (nearly) done, its run.
+struct Scheduler::Active {
+  Job job;
+  std::shared_ptr<JobChannel> channel;
+  std::size_t index = 0;  // the job's index in its request
+  decode::Request request;
+  int first_seq = -1;
+  int sequences = 1;
+  std::size_t prefilled = 0;
+  std::unique_ptr<decode::RunState> run;
+  std::vector<TokenLogprob> prompt_logprobs;
+};
+
+Scheduler::Scheduler(engine::Engine& engine, const engine::LoadedModel& model,
+                     SchedulerOptions options)
+    : engine_(engine), model_(model), options_(options) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+Scheduler::~Scheduler() {
+  shutdown(std::chrono::milliseconds(0));
+}
+
+bool Scheduler::submit(std::vector<Job> jobs, const std::shared_ptr<JobChannel>& channel) {
+  std::vector<std::unique_ptr<Active>> queued;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    auto a = std::make_unique<Active>();
+    a->sequences = decode::sequence_ids_needed(jobs[i].config);
+    if (a->sequences > options_.parallel)
+      fail("n = {} needs more sequences than --parallel {}", a->sequences, options_.parallel);
+    a->job = std::move(jobs[i]);
+    a->channel = channel;
+    a->index = i;
+    queued.push_back(std::move(a));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || incoming_.size() + queued.size() > static_cast<std::size_t>(options_.queue))
+      return false;
+    for (auto& a : queued) incoming_.push_back(std::move(a));
+    stats_.waiting = incoming_.size();
+  }
+  wake_.notify_all();
+  return true;
+}
+
+void Scheduler::shutdown(std::chrono::milliseconds grace) {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (!thread_.joinable()) return;
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < deadline) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stats_.running == 0) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    cancel_all_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+SchedulerStats Scheduler::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void Scheduler::loop() {
+  while (true) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(
+          lock, [&] { return cancel_all_ || !active_.empty() || !incoming_.empty() || stopping_; });
+      if (stopping_) {  // queued jobs never start; running ones finish (or are cancelled)
+        for (auto& a : incoming_) {
+          a->channel->push(a->index, ErrorEvent{"the server is shutting down"});
+          a->channel->push(a->index, DoneEvent{});
+        }
+        incoming_.clear();
+      }
+      if (cancel_all_)
+        for (auto& a : active_) a->channel->cancel();
+      if (stopping_ && active_.empty()) {
+        stats_.running = 0;
+        stats_.waiting = 0;
+        return;
+      }
+    }
+    drop_cancelled();
+    admit();
+    if (!active_.empty()) run_step();
+    finish_done();
+    std::lock_guard lock(mutex_);
+    stats_.running = active_.size();
+    stats_.waiting = incoming_.size();
+    stats_.kv_blocks_in_use = engine_.kv_usage().blocks_in_use;
+  }
+}
+
+void Scheduler::drop_cancelled() {
+  {
+    std::lock_guard lock(mutex_);
+    std::erase_if(incoming_, [](const std::unique_ptr<Active>& a) {
+      if (!a->channel->cancelled()) return false;
+      a->channel->push(a->index, DoneEvent{});
+      return true;
+    });
+  }
+  std::erase_if(active_, [&](const std::unique_ptr<Active>& a) {
+    if (!a->channel->cancelled()) return false;
+    for (int s = 0; s < a->sequences; ++s) engine_.release(a->first_seq + s);
+    running_sequences_ -= a->sequences;
+    a->channel->push(a->index, DoneEvent{});
+    return true;
+  });
+}
+
+void Scheduler::admit() {
+  std::lock_guard lock(mutex_);
+  while (!incoming_.empty() && !stopping_ &&
+         running_sequences_ + incoming_.front()->sequences <= options_.parallel) {
+    std::unique_ptr<Active> a = std::move(incoming_.front());
+    incoming_.pop_front();
+    Active* job = a.get();
+    job->first_seq = next_seq_;
+    next_seq_ += job->sequences;
+    running_sequences_ += job->sequences;
+    stats_.prompt_tokens += job->job.prompt.size();
+
+    decode::Request& r = job->request;
+    r.prompt = job->job.prompt;
+    r.config = job->job.config;
+    auto& o = r.options;
+    o.token_bytes = [this](std::int32_t id) { return model_.token_bytes(id); };
+    o.on_header = [job](const decode::RunHeader& h) {
+      job->channel->push(job->index, HeaderEvent{h});
+    };
+    o.on_text = [job](int choice, std::string_view text) {
+      job->channel->push(job->index, TextEvent{choice, std::string(text)});
+    };
+    o.on_finish = [job](int choice, const decode::GenerationResult& result) {
+      job->channel->push(job->index,
+                         FinishEvent{choice, result.finish, result.message, result.tokens.size()});
+    };
+    o.on_token = [this, job](int choice, const decode::TokenChoice& c) {
+      const Job& j = job->job;
+      TokenEvent e{choice, {c.token, j.processed_logprobs ? c.logprob : c.raw_logprob, {}}, false};
+      if (j.top_logprobs > 0) {
+        const auto scores = j.processed_logprobs ? c.processed : c.raw;
+        e.token.top = top_logprobs(scores, j.top_logprobs, decode::log_sum_exp(scores));
+      }
+      const auto& eos = j.config.eos_token_id;
+      e.eos = std::find(eos.begin(), eos.end(), c.token) != eos.end();
+      job->channel->push(job->index, std::move(e));
+      std::lock_guard stats_lock(mutex_);
+      ++stats_.generation_tokens;
+    };
+    if (job->job.trace_top_n > 0) {
+      o.trace_top_n = job->job.trace_top_n;
+      o.on_step = [this, job](const decode::StepTrace& t) {
+        job->channel->push(job->index,
+                           StepEvent{t.sequence, decode::step_json(t, [this](std::int32_t id) {
+                                       return model_.token_bytes(id);
+                                     })});
+      };
+    }
+    try {
+      decode::check_request(engine_, r);
+    } catch (const std::exception& e) {
+      running_sequences_ -= job->sequences;
+      job->channel->push(job->index, ErrorEvent{e.what()});
+      job->channel->push(job->index, DoneEvent{});
+      continue;
+    }
+    active_.push_back(std::move(a));
+  }
+}
+
+void Scheduler::run_step() {
+  // Who owns which feeds: a run's range, or one prefill chunk of a job's prompt.
+  struct Owner {
+    Active* job;
+    std::size_t first, count;
+    bool prefill;
+  };
+  std::vector<decode::Feed> feeds;
+  std::vector<Owner> owners;
+  std::size_t tokens = 0;
+  const auto start_run = [&](Active& a) {
+    if (a.job.prompt_logprobs)
+      a.channel->push(a.index, PromptLogprobsEvent{std::move(a.prompt_logprobs)});
+    a.request.cached_prefix = a.prefilled;
+    decode::GenerationRun run;
+    run.mode = decode::decode_mode(a.request.config);
+    run.seed = a.request.config.seed ? *a.request.config.seed : decode::random_seed();
+    a.run = decode::make_sampling_run(engine_, a.request, a.first_seq, std::move(run));
+  };
+  for (auto& a : active_) {
+    if (!a->run) continue;
+    const std::size_t first = feeds.size();
+    a->run->feeds(feeds);
+    owners.push_back({a.get(), first, feeds.size() - first, false});
+  }
+  for (const auto& f : feeds) tokens += f.tokens.size();
+  // Prefill from what is left of the budget; at least a small chunk, so prompts always advance.
+  std::size_t budget =
+      std::max<std::size_t>(32, static_cast<std::size_t>(options_.step_tokens) -
+                                    std::min<std::size_t>(tokens, options_.step_tokens));
+  for (auto& a : active_) {
+    if (a->run || budget == 0) continue;
+    const std::size_t n = a->job.prompt.size();
+    const std::size_t rest = n - a->prefilled;
+    if (!a->job.prompt_logprobs && rest <= budget) {
+      start_run(*a);  // the run feeds the rest of the prompt itself, in this step
+      const std::size_t first = feeds.size();
+      a->run->feeds(feeds);
+      owners.push_back({a.get(), first, feeds.size() - first, false});
+      budget -= rest;
+      continue;
+    }
+    // Prompt logprobs need every row's scores: smaller chunks bound that buffer (rows x vocab).
+    const std::size_t cap = a->job.prompt_logprobs ? std::min<std::size_t>(budget, 32) : budget;
+    const std::size_t chunk = std::min(cap, n - 1 - a->prefilled);
+    if (chunk == 0) {  // all but the last token cached: the run takes it from here
+      start_run(*a);
+      const std::size_t first = feeds.size();
+      a->run->feeds(feeds);
+      owners.push_back({a.get(), first, feeds.size() - first, false});
+      budget -= 1;
+      continue;
+    }
+    owners.push_back({a.get(), feeds.size(), 1, true});
+    feeds.push_back({a->first_seq,
+                     std::span<const std::int32_t>(a->job.prompt).subspan(a->prefilled, chunk),
+                     a->job.prompt_logprobs});
+    budget -= chunk;
+  }
+  if (feeds.empty()) return;
+
+  std::vector<std::span<const float>> scores;
+  try {
+    scores = engine_.step(feeds);
+  } catch (const std::exception& e) {
+    for (const auto& o : owners) {
+      o.job->channel->push(o.job->index, ErrorEvent{e.what()});
+      o.job->channel->cancel();
+    }
+    return;  // drop_cancelled frees them before the next step
+  }
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.steps;
+  }
+  for (const auto& o : owners) {
+    Active& a = *o.job;
+    try {
+      if (!o.prefill) {
+        a.run->advance(std::span(scores).subspan(o.first, o.count));
+        continue;
+      }
+      const decode::Feed& f = feeds[o.first];
+      if (a.job.prompt_logprobs) {
+        const auto V = static_cast<std::size_t>(engine_.vocab_size());
+        for (std::size_t r = 0; r < f.tokens.size(); ++r) {
+          const std::span<const float> row = scores[o.first].subspan(r * V, V);
+          const std::int32_t next = a.job.prompt[a.prefilled + r + 1];
+          const double lse = decode::log_sum_exp(row);
+          a.prompt_logprobs.push_back({next, static_cast<double>(row[next]) - lse,
+                                       top_logprobs(row, a.job.top_logprobs, lse)});
+        }
+      }
+      a.prefilled += f.tokens.size();
+    } catch (const std::exception& e) {
+      a.channel->push(a.index, ErrorEvent{e.what()});
+      a.channel->cancel();
+    }
+  }
+}
+
+void Scheduler::finish_done() {
+  std::erase_if(active_, [&](const std::unique_ptr<Active>& a) {
+    if (!a->run || !a->run->done() || a->channel->cancelled()) return false;
+    running_sequences_ -= a->sequences;
+    a->channel->push(a->index, DoneEvent{});
+    return true;
+  });
+}
+
+}  // namespace ls::server

@@ -1,0 +1,149 @@
+// Continuous batching: one thread owns the engine and runs batched steps over every active
+// request. A request joins between steps; its prompt is prefilled in chunks under a per-step
+// token budget, so running streams keep flowing; it leaves when it finishes or is cancelled
+// (its KV blocks freed at once). Each request reports through its own JobChannel of plain
+// events; the scheduler knows nothing of HTTP or the OpenAI API.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decode/generate.h"
+#include "engine/engine.h"
+#include "engine/loaded_model.h"
+
+namespace ls::server {
+
+// One prompt's generation with config.num_return_sequences choices.
+struct Job {
+  std::vector<std::int32_t> prompt;
+  decode::GenerationConfig config;  // validated by the caller
+  int top_logprobs = -1;            // -1: no logprobs; else top entries per token (0..20)
+  bool processed_logprobs = false;  // logprobs of the distribution drawn from, not the raw one
+  bool prompt_logprobs = false;     // also the prompt's tokens (completions' echo)
+  int trace_top_n = 0;              // > 0: every step's stage trace
+};
+
+struct TokenLogprob {
+  std::int32_t token = -1;
+  double logprob = 0;
+  std::vector<std::pair<std::int32_t, double>> top;  // best first
+};
+
+struct HeaderEvent {
+  decode::RunHeader header;
+};
+struct PromptLogprobsEvent {
+  std::vector<TokenLogprob> tokens;  // for prompt[1..]; prompt[0] has none
+};
+struct TokenEvent {
+  int choice = 0;
+  TokenLogprob token;  // `top` only when logprobs were asked for
+  bool eos = false;    // the token ended the sequence as EOS (no text)
+};
+struct TextEvent {
+  int choice = 0;
+  std::string text;  // valid UTF-8, stop strings withheld
+};
+struct StepEvent {
+  int choice = 0;
+  nlohmann::json step;  // generate --json's step object
+};
+struct FinishEvent {
+  int choice = 0;
+  decode::FinishReason reason = decode::FinishReason::length;
+  std::string message;
+  std::size_t tokens = 0;  // generated, EOS included
+};
+struct ErrorEvent {
+  std::string message;
+};
+struct DoneEvent {};  // every choice finished (or the job failed); nothing follows
+using Event = std::variant<HeaderEvent, PromptLogprobsEvent, TokenEvent, TextEvent, StepEvent,
+                           FinishEvent, ErrorEvent, DoneEvent>;
+
+// The scheduler's events for one request's jobs (each tagged with its job index), and the
+// cancel flag the HTTP side sets for all of them. Thread-safe.
+class JobChannel {
+ public:
+  void push(std::size_t job, Event e);
+  // Waits up to `timeout` for events and returns all that are queued (maybe none).
+  std::vector<std::pair<std::size_t, Event>> wait(std::chrono::milliseconds timeout);
+  void cancel() { cancelled_ = true; }
+  bool cancelled() const { return cancelled_; }
+  std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::pair<std::size_t, Event>> events_;
+  std::atomic<bool> cancelled_{false};
+};
+
+struct SchedulerOptions {
+  int parallel = 8;       // sequences stepped at once
+  int queue = 64;         // jobs waiting for room
+  int step_tokens = 256;  // tokens per batched step (decode tokens + prefill chunks)
+};
+
+struct SchedulerStats {
+  std::size_t running = 0, waiting = 0;  // jobs
+  std::size_t kv_blocks_in_use = 0;
+  std::uint64_t prompt_tokens = 0, generation_tokens = 0;  // totals since start
+  std::uint64_t steps = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(engine::Engine& engine, const engine::LoadedModel& model, SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a request's jobs (job i reports as index i on `channel`); false, and nothing
+  // queued, when the queue has no room for all of them or the scheduler is stopping (503).
+  // Throws ls::Error when a job needs more sequences than --parallel.
+  bool submit(std::vector<Job> jobs, const std::shared_ptr<JobChannel>& channel);
+  // Stops accepting, cancels whatever still runs after `grace`, and joins the loop thread.
+  void shutdown(std::chrono::milliseconds grace);
+  SchedulerStats stats() const;
+  const SchedulerOptions& options() const { return options_; }
+
+ private:
+  struct Active;
+  void loop();
+  void admit();
+  void drop_cancelled();
+  void run_step();
+  void finish_done();
+
+  engine::Engine& engine_;
+  const engine::LoadedModel& model_;
+  SchedulerOptions options_;
+
+  mutable std::mutex mutex_;  // guards incoming_, stopping_, stats_
+  std::condition_variable wake_;
+  std::deque<std::unique_ptr<Active>> incoming_;
+  bool stopping_ = false;
+  bool cancel_all_ = false;
+  SchedulerStats stats_;
+
+  // Owned by the loop thread.
+  std::vector<std::unique_ptr<Active>> active_;
+  int running_sequences_ = 0;
+  int next_seq_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace ls::server
