@@ -58,7 +58,7 @@ void run_serve(ServeOptions& o) {
 
   ThreadPool pool(o.model.threads);
   engine::Engine engine(lm.model(), pool);
-  server::Scheduler scheduler(engine, lm, o.scheduler);
+  server::Scheduler scheduler(engine, pool, lm, o.scheduler);
   server::HttpServer http(lm, scheduler, limits, o.http);
   const int port = http.bind();
   std::thread serving([&] { http.run(); });

@@ -8,7 +8,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 packages=(
   build-essential cmake pkg-config git
-  nlohmann-json3-dev libhwy-dev libutf8proc-dev libcli11-dev libfmt-dev
+  nlohmann-json3-dev libcpp-httplib-dev libhwy-dev libutf8proc-dev libcli11-dev libfmt-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-jinja2 python3-torch
 )

@@ -68,6 +68,13 @@ std::string Metrics::render(const SchedulerStats& s) const {
                 s.generation_tokens);
   out += metric("counter", "logitscope_requests_total", "Generation requests received.", requests_);
   out += metric("counter", "logitscope_engine_steps_total", "Batched engine steps.", s.steps);
+  out += fmt::format(
+      "# HELP logitscope_engine_step_seconds_total Time in the engine's batched forward passes.\n"
+      "# TYPE logitscope_engine_step_seconds_total counter\nlogitscope_engine_step_seconds_total "
+      "{}\n"
+      "# HELP logitscope_choice_seconds_total Time choosing tokens between steps.\n"
+      "# TYPE logitscope_choice_seconds_total counter\nlogitscope_choice_seconds_total {}\n",
+      s.step_seconds, s.choice_seconds);
   out += metric("gauge", "logitscope_requests_running", "Jobs in the running batch.", s.running);
   out += metric("gauge", "logitscope_requests_waiting", "Jobs queued for room.", s.waiting);
   out +=

@@ -205,7 +205,7 @@ void apply_sampling(const json& body, decode::GenerationConfig& c, const ServerL
                        name, "context_length_exceeded");
     }
   }
-  c.max_new_tokens = static_cast<int>(max_tokens);
+  c.max_new_tokens = static_cast<int>(std::max<std::int64_t>(max_tokens, 1));  // 0: Job.score_only
   c.max_length = 0;
   mark(c, "max_new_tokens");
   if (const json* v = field(body, "min_tokens")) {
@@ -244,6 +244,8 @@ void apply_sampling(const json& body, decode::GenerationConfig& c, const ServerL
       mark(c, "order_preset");
     }
   }
+  if (c.num_return_sequences > 1 && c.temperature == 0)
+    bad("n", "'n' must be 1 with temperature 0: greedy decoding gives one sequence (as vLLM)");
   try {
     decode::validate(c);
   } catch (const std::exception& e) {
@@ -290,6 +292,7 @@ Job make_job(const json& body, const ParsedRequest& r, std::vector<std::int32_t>
   job.config = limits.defaults;
   job.config.num_return_sequences = r.n;
   apply_sampling(body, job.config, limits, prompt.size(), max_tokens_min, !r.chat);
+  job.score_only = !r.chat && body.contains("max_tokens") && body["max_tokens"] == 0;
   job.prompt = std::move(prompt);
   job.top_logprobs = r.logprobs ? r.top_logprobs : -1;
   if (const json* v = field(body, "logprobs_mode")) {

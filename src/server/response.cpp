@@ -152,10 +152,16 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
         if constexpr (std::is_same_v<T, HeaderEvent>) {
           const json header = decode::header_json(e.header);
           if (job == 0) header_ = header;
+          if (request_.echo)
+            for (int j = 0; j < request_.n; ++j)
+              choices_[base + j].text = request_.prompt_texts[job];
           if (!request_.stream) return;
           json list = json::array();
           for (int j = 0; j < request_.n; ++j) {
-            json choice = {{"index", base + j}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+            Choice& own = choices_[base + j];
+            json choice = {{"index", base + j},
+                           {"logprobs", own.pending.empty() ? json(nullptr) : take_logprobs(own)},
+                           {"finish_reason", nullptr}};
             if (request_.chat)
               choice["delta"] = {{"role", "assistant"}, {"content", ""}};
             else

@@ -51,6 +51,31 @@ std::vector<std::pair<std::int32_t, double>> top_logprobs(std::span<const float>
 
 }  // namespace
 
+std::vector<std::span<const float>> DeferredSource::step(std::span<const decode::Feed>) {
+  fail("the scheduler steps the engine itself; a run must not");
+}
+
+void DeferredSource::fork(int from_seq, int to_seq) {
+  std::lock_guard lock(mutex_);
+  ops_.emplace_back(from_seq, to_seq);
+}
+
+void DeferredSource::release(int seq) {
+  std::lock_guard lock(mutex_);
+  ops_.emplace_back(seq, -1);
+}
+
+void DeferredSource::apply() {
+  std::lock_guard lock(mutex_);
+  for (const auto& [a, b] : ops_) {
+    if (b < 0)
+      engine_.release(a);
+    else
+      engine_.fork(a, b);
+  }
+  ops_.clear();
+}
+
 // One admitted or waiting job: its request (spans into job.prompt), its sequence ids, how far
 // its prompt is prefilled and, once the prefill is (nearly) done, its run.
 struct Scheduler::Active {
@@ -65,9 +90,9 @@ struct Scheduler::Active {
   std::vector<TokenLogprob> prompt_logprobs;
 };
 
-Scheduler::Scheduler(engine::Engine& engine, const engine::LoadedModel& model,
+Scheduler::Scheduler(engine::Engine& engine, ThreadPool& pool, const engine::LoadedModel& model,
                      SchedulerOptions options)
-    : engine_(engine), model_(model), options_(options) {
+    : engine_(engine), deferred_(engine), pool_(pool), model_(model), options_(options) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -169,6 +194,8 @@ void Scheduler::drop_cancelled() {
   }
   std::erase_if(active_, [&](const std::unique_ptr<Active>& a) {
     if (!a->channel->cancelled()) return false;
+    if (cancel_all_)  // the client is still there: tell it why its answer is cut short
+      a->channel->push(a->index, ErrorEvent{"the server is shutting down: request cancelled"});
     for (int s = 0; s < a->sequences; ++s) engine_.release(a->first_seq + s);
     running_sequences_ -= a->sequences;
     a->channel->push(a->index, DoneEvent{});
@@ -237,13 +264,42 @@ void Scheduler::admit() {
   }
 }
 
+// Who owns which feeds of a step: a run's range, or one prefill chunk of a job's prompt.
+struct Scheduler::Owner {
+  Active* job;
+  std::size_t first, count;
+  bool prefill;
+};
+
+// One owner's scores: its run chooses, or its prefill chunk advances (and gives the prompt's
+// logprobs for echo). Runs on a pool thread; touches only this job.
+void Scheduler::advance(const Owner& o, std::span<const decode::Feed> feeds,
+                        std::span<const std::span<const float>> scores) {
+  Active& a = *o.job;
+  try {
+    if (!o.prefill) {
+      a.run->advance(scores.subspan(o.first, o.count));
+      return;
+    }
+    const decode::Feed& f = feeds[o.first];
+    if (a.job.prompt_logprobs) {
+      const auto V = static_cast<std::size_t>(engine_.vocab_size());
+      for (std::size_t r = 0; r < f.tokens.size(); ++r) {
+        const std::span<const float> row = scores[o.first].subspan(r * V, V);
+        const std::int32_t next = a.job.prompt[a.prefilled + r + 1];
+        const double lse = decode::log_sum_exp(row);
+        a.prompt_logprobs.push_back({next, static_cast<double>(row[next]) - lse,
+                                     top_logprobs(row, a.job.top_logprobs, lse)});
+      }
+    }
+    a.prefilled += f.tokens.size();
+  } catch (const std::exception& e) {
+    a.channel->push(a.index, ErrorEvent{e.what()});
+    a.channel->cancel();
+  }
+}
+
 void Scheduler::run_step() {
-  // Who owns which feeds: a run's range, or one prefill chunk of a job's prompt.
-  struct Owner {
-    Active* job;
-    std::size_t first, count;
-    bool prefill;
-  };
   std::vector<decode::Feed> feeds;
   std::vector<Owner> owners;
   std::size_t tokens = 0;
@@ -251,10 +307,11 @@ void Scheduler::run_step() {
     if (a.job.prompt_logprobs)
       a.channel->push(a.index, PromptLogprobsEvent{std::move(a.prompt_logprobs)});
     a.request.cached_prefix = a.prefilled;
+    if (a.job.score_only) a.request.config.max_new_tokens = 0;  // the run ends at once
     decode::GenerationRun run;
     run.mode = decode::decode_mode(a.request.config);
     run.seed = a.request.config.seed ? *a.request.config.seed : decode::random_seed();
-    a.run = decode::make_sampling_run(engine_, a.request, a.first_seq, std::move(run));
+    a.run = decode::make_sampling_run(deferred_, a.request, a.first_seq, std::move(run));
   };
   for (auto& a : active_) {
     if (!a->run) continue;
@@ -296,8 +353,10 @@ void Scheduler::run_step() {
                      a->job.prompt_logprobs});
     budget -= chunk;
   }
+  deferred_.apply();  // a run that ended in its constructor (max_tokens 0) released its sequence
   if (feeds.empty()) return;
 
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::span<const float>> scores;
   try {
     scores = engine_.step(feeds);
@@ -308,34 +367,17 @@ void Scheduler::run_step() {
     }
     return;  // drop_cancelled frees them before the next step
   }
-  {
-    std::lock_guard lock(mutex_);
-    ++stats_.steps;
-  }
-  for (const auto& o : owners) {
-    Active& a = *o.job;
-    try {
-      if (!o.prefill) {
-        a.run->advance(std::span(scores).subspan(o.first, o.count));
-        continue;
-      }
-      const decode::Feed& f = feeds[o.first];
-      if (a.job.prompt_logprobs) {
-        const auto V = static_cast<std::size_t>(engine_.vocab_size());
-        for (std::size_t r = 0; r < f.tokens.size(); ++r) {
-          const std::span<const float> row = scores[o.first].subspan(r * V, V);
-          const std::int32_t next = a.job.prompt[a.prefilled + r + 1];
-          const double lse = decode::log_sum_exp(row);
-          a.prompt_logprobs.push_back({next, static_cast<double>(row[next]) - lse,
-                                       top_logprobs(row, a.job.top_logprobs, lse)});
-        }
-      }
-      a.prefilled += f.tokens.size();
-    } catch (const std::exception& e) {
-      a.channel->push(a.index, ErrorEvent{e.what()});
-      a.channel->cancel();
-    }
-  }
+  const auto t1 = std::chrono::steady_clock::now();
+  // Every job's choices in parallel: each run owns its samplers and sequences.
+  pool_.parallel_for(owners.size(), [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) advance(owners[i], feeds, scores);
+  });
+  deferred_.apply();
+  const auto t2 = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  ++stats_.steps;
+  stats_.step_seconds += std::chrono::duration<double>(t1 - t0).count();
+  stats_.choice_seconds += std::chrono::duration<double>(t2 - t1).count();
 }
 
 void Scheduler::finish_done() {

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/thread_pool.h"
 #include "decode/generate.h"
 #include "engine/engine.h"
 #include "engine/loaded_model.h"
@@ -33,6 +34,9 @@ struct Job {
   bool processed_logprobs = false;  // logprobs of the distribution drawn from, not the raw one
   bool prompt_logprobs = false;     // also the prompt's tokens (completions' echo)
   int trace_top_n = 0;              // > 0: every step's stage trace
+  // max_tokens 0 (completions scoring a prompt): the prompt is prefilled (for its logprobs)
+  // and nothing is generated. config.max_new_tokens stays >= 1 so the config validates.
+  bool score_only = false;
 };
 
 struct TokenLogprob {
@@ -102,11 +106,34 @@ struct SchedulerStats {
   std::size_t kv_blocks_in_use = 0;
   std::uint64_t prompt_tokens = 0, generation_tokens = 0;  // totals since start
   std::uint64_t steps = 0;
+  double step_seconds = 0;    // in the engine's forward passes
+  double choice_seconds = 0;  // choosing tokens (chains, sampling, logprobs), across threads
+};
+
+// The engine as runs see it while they advance in parallel: fork and release are recorded and
+// applied afterwards on the loop thread, in order (the engine's sequence table is not
+// thread-safe; each run touches only its own sequences, so only the order within a run counts).
+class DeferredSource final : public decode::LogitsSource {
+ public:
+  explicit DeferredSource(engine::Engine& engine) : engine_(engine) {}
+  std::int32_t vocab_size() const override { return engine_.vocab_size(); }
+  std::int32_t context_limit() const override { return engine_.context_limit(); }
+  std::vector<std::span<const float>> step(std::span<const decode::Feed> feeds) override;
+  void fork(int from_seq, int to_seq) override;
+  void release(int seq) override;
+  void apply();  // the recorded operations, on the engine
+
+ private:
+  engine::Engine& engine_;
+  std::mutex mutex_;
+  std::vector<std::pair<int, int>> ops_;  // (from, to) fork, or (seq, -1) release
 };
 
 class Scheduler {
  public:
-  Scheduler(engine::Engine& engine, const engine::LoadedModel& model, SchedulerOptions options);
+  // `pool` (the engine's) also runs the sequences' choices in parallel between steps.
+  Scheduler(engine::Engine& engine, ThreadPool& pool, const engine::LoadedModel& model,
+            SchedulerOptions options);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -122,13 +149,18 @@ class Scheduler {
 
  private:
   struct Active;
+  struct Owner;
   void loop();
   void admit();
   void drop_cancelled();
   void run_step();
+  void advance(const Owner& o, std::span<const decode::Feed> feeds,
+               std::span<const std::span<const float>> scores);
   void finish_done();
 
   engine::Engine& engine_;
+  DeferredSource deferred_;
+  ThreadPool& pool_;
   const engine::LoadedModel& model_;
   SchedulerOptions options_;
 
@@ -136,7 +168,7 @@ class Scheduler {
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Active>> incoming_;
   bool stopping_ = false;
-  bool cancel_all_ = false;
+  std::atomic<bool> cancel_all_{false};
   SchedulerStats stats_;
 
   // Owned by the loop thread.

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Load benchmark of an OpenAI-compatible server: for 1, 4 and 16 concurrent streaming chat
+requests of --tokens tokens each (ignore_eos), the aggregate generation rate (completion tokens
+of the round / its wall time) and time to first token (request sent -> first content delta,
+p50/p90), as a markdown table. Starts `logitscope serve --model PATH`, or measures --url (e.g.
+llama.cpp's llama-server, which speaks the same streaming API).
+
+  python3 bench/server/load_bench.py --model DIR [--threads 2] [--rounds 1] [--tokens 64]
+  python3 bench/server/load_bench.py --url http://127.0.0.1:8080
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def cpu_model():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+        for line in out.splitlines():
+            if line.strip().startswith("Model name:"):
+                return line.strip()
+    except OSError:
+        pass
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return "Model name: " + line.split(":", 1)[1].strip()
+    return "Model name: unknown"
+
+
+def start_server(a):
+    """`logitscope serve` on a free port; returns (process, base URL)."""
+    args = [a.logitscope, "serve", "--model", a.model, "--port", "0", "--threads", str(a.threads),
+            "--parallel", str(a.parallel)] + (["--ctx", str(a.ctx)] if a.ctx else [])
+    print("server: " + " ".join(args), file=sys.stderr)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 300
+    for line in proc.stdout:
+        m = re.search(r"listening on (http://[0-9.]+:\d+)", line)
+        if m:
+            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+            return proc, m.group(1)
+        if time.monotonic() > deadline:
+            break
+    proc.kill()
+    sys.exit(f"the server did not start (exit status {proc.poll()})")
+
+
+def one_stream(url, a, i, barrier, out):
+    """One streaming chat request; out[i] = {tokens, ttft, t_send, t_end, error}."""
+    u = urllib.parse.urlparse(url)
+    body = {"messages": [{"role": "user", "content": f"Tell me about the number {i}."}],
+            "stream": True, "stream_options": {"include_usage": True}, "max_tokens": a.tokens,
+            "ignore_eos": True, "temperature": a.temperature, "seed": 1000 + i}
+    headers = {"Content-Type": "application/json"}
+    if a.api_key:
+        headers["Authorization"] = f"Bearer {a.api_key}"
+    res = {"tokens": 0, "ttft": None, "error": None}
+    barrier.wait()
+    res["t_send"] = time.perf_counter()
+    content_chunks = 0
+    try:
+        conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=600)
+        conn.request("POST", "/v1/chat/completions", body=json.dumps(body), headers=headers)
+        r = conn.getresponse()
+        if r.status != 200:
+            res["error"] = f"HTTP {r.status}: {r.read()[:200]!r}"
+        else:
+            for raw in iter(r.readline, b""):
+                line = raw.decode("utf-8", errors="replace").strip()
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                ev = json.loads(data)
+                if "error" in ev:
+                    res["error"] = str(ev["error"])[:200]
+                    break
+                for ch in ev.get("choices") or []:
+                    if (ch.get("delta") or {}).get("content"):
+                        content_chunks += 1
+                        if res["ttft"] is None:
+                            res["ttft"] = time.perf_counter() - res["t_send"]
+                if ev.get("usage"):
+                    res["tokens"] = ev["usage"].get("completion_tokens") or 0
+        conn.close()
+    except (OSError, ValueError, http.client.HTTPException) as e:
+        res["error"] = f"{type(e).__name__}: {e}"
+    res["t_end"] = time.perf_counter()
+    if not res["tokens"]:
+        res["tokens"] = content_chunks  # no usage chunk: one content delta per token, roughly
+    out[i] = res
+
+
+def percentile(xs, q):
+    """Linear interpolation between closest ranks (q in 0..100)."""
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    k = (len(xs) - 1) * q / 100
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def run_level(url, a, streams):
+    tokens, wall, ttfts, rates, errors = 0, 0.0, [], [], []
+    for _ in range(a.rounds):
+        out = {}
+        barrier = threading.Barrier(streams)
+        threads = [threading.Thread(target=one_stream, args=(url, a, i, barrier, out))
+                   for i in range(streams)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        rs = list(out.values())
+        wall += max(r["t_end"] for r in rs) - min(r["t_send"] for r in rs)
+        tokens += sum(r["tokens"] for r in rs)
+        errors += [r["error"] for r in rs if r["error"]]
+        ttfts += [r["ttft"] for r in rs if r["ttft"] is not None]
+        rates += [(r["tokens"] - 1) / (r["t_end"] - r["t_send"] - r["ttft"]) for r in rs
+                  if r["ttft"] is not None and r["tokens"] > 1 and r["t_end"] - r["t_send"] > r["ttft"]]
+    return {"streams": streams, "tok_s": tokens / wall if wall > 0 else 0.0,
+            "per_stream": sum(rates) / len(rates) if rates else float("nan"),
+            "p50": percentile(ttfts, 50) * 1000, "p90": percentile(ttfts, 90) * 1000,
+            "tokens": tokens, "errors": errors}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--logitscope", default=os.path.join(REPO, "build", "app", "logitscope"))
+    ap.add_argument("--model", help="model directory or .gguf (when no --url)")
+    ap.add_argument("--url", help="an already running server, e.g. http://127.0.0.1:8080")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--parallel", type=int, default=16, help="the started server's --parallel")
+    ap.add_argument("--ctx", type=int, default=0, help="the started server's --ctx (0: its default)")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--tokens", type=int, default=64)
+    ap.add_argument("--streams", default="1,4,16", help="comma-separated concurrency levels")
+    ap.add_argument("--temperature", type=float, default=1.0, help="each stream has its own seed")
+    ap.add_argument("--api-key")
+    a = ap.parse_args()
+    levels = [int(x) for x in a.streams.split(",")]
+    if not a.url and not a.model:
+        ap.error("give --model PATH (to start logitscope serve) or --url")
+    proc = None
+    url = a.url.rstrip("/") if a.url else None
+    if not url:
+        a.parallel = max(a.parallel, max(levels))
+        proc, url = start_server(a)
+    try:
+        warm = {}
+        one_stream(url, argparse.Namespace(**{**vars(a), "tokens": 4}), 0, threading.Barrier(1), warm)
+        if warm[0]["error"]:
+            sys.exit(f"warm-up request failed: {warm[0]['error']}")
+        rows = [run_level(url, a, n) for n in levels]
+    finally:
+        if proc:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    print(cpu_model())
+    print(f"server: {url if a.url else 'logitscope serve --model ' + a.model + f' --threads {a.threads}'}"
+          f"; {a.tokens} tokens per stream, {a.rounds} round(s), temperature {a.temperature}\n")
+    print("| streams | generated tok/s (aggregate) | tok/s per stream | TTFT p50 ms | TTFT p90 ms "
+          "| tokens | errors |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['streams']} | {r['tok_s']:.1f} | {r['per_stream']:.1f} | {r['p50']:.0f} | "
+              f"{r['p90']:.0f} | {r['tokens']} | {len(r['errors'])} |")
+    for r in rows:
+        for e in r["errors"][:3]:
+            print(f"error ({r['streams']} streams): {e}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
