@@ -81,7 +81,7 @@ TEST_F(RequestTest, EachBadFieldIsNamed) {
       {{{"logit_bias", {{"x", 1}}}}, "logit_bias.x"},
       {{{"logit_bias", {{"999999", 1}}}}, "logit_bias.999999"},
       {{{"n", 0}}, "n"},
-      {{{"n", 5}}, "n"},  // above --parallel 4
+      {{{"n", 5}}, "n"},                      // above --parallel 4
       {{{"n", 2}, {"temperature", 0}}, "n"},  // greedy gives one sequence
       {{{"stop", json::array({"a", "b", "c", "d", "e"})}}, "stop"},
       {{{"stop", json::array({"a", ""})}}, "stop[1]"},
@@ -116,8 +116,8 @@ TEST_F(RequestTest, EachBadFieldIsNamed) {
       {{{"messages", json::array({{{"content", "x"}}})}}, "messages[0].role"},
       {{{"messages", json::array({{{"role", "user"}, {"content", 5}}})}}, "messages[0].content"},
       {{{"messages", json::array({{{"role", "user"}}})}}, "messages[0].content"},
-      {{{"messages", json::array({{{"role", "user"},
-                                   {"content", json::array({{{"type", "image_url"}}})}}})}},
+      {{{"messages",
+         json::array({{{"role", "user"}, {"content", json::array({{{"type", "image_url"}}})}}})}},
        "messages[0].content[0]"},
   };
   for (const auto& [extra, param] : cases) EXPECT_EQ(param, param_of(chat(extra))) << extra.dump();
@@ -143,18 +143,17 @@ TEST_F(RequestTest, CompletionFieldsAreNamed) {
 }
 
 TEST_F(RequestTest, GoodRequestsBecomeJobs) {
-  const ParsedRequest r = parse_chat_request(
-      chat({{"temperature", 0.5},
-            {"max_tokens", 7},
-            {"n", 2},
-            {"stop", "x"},
-            {"logprobs", true},
-            {"top_logprobs", 3},
-            {"logprobs_mode", "processed"},
-            {"ignore_eos", true},
-            {"stop_token_ids", json::array({42})},
-            {"unknown_field", {{"is", "ignored"}}}}),
-      limits());
+  const ParsedRequest r = parse_chat_request(chat({{"temperature", 0.5},
+                                                   {"max_tokens", 7},
+                                                   {"n", 2},
+                                                   {"stop", "x"},
+                                                   {"logprobs", true},
+                                                   {"top_logprobs", 3},
+                                                   {"logprobs_mode", "processed"},
+                                                   {"ignore_eos", true},
+                                                   {"stop_token_ids", json::array({42})},
+                                                   {"unknown_field", {{"is", "ignored"}}}}),
+                                             limits());
   ASSERT_EQ(1u, r.jobs.size());
   const Job& j = r.jobs[0];
   EXPECT_EQ(7, j.config.max_new_tokens);
@@ -183,13 +182,35 @@ TEST_F(RequestTest, GoodRequestsBecomeJobs) {
 // Random damage to valid bodies: values swapped for other JSON values, keys dropped. Whatever
 // comes out, only ApiError may be thrown.
 TEST_F(RequestTest, FuzzedBodiesOnlyRaiseApiError) {
-  const std::vector<json> values = {nullptr, true, -1, 0, 1, 2.5, 1e300, -1e300, "", "x",
-                                    json::array(), json::object(), json::array({1, "a"}),
-                                    std::uint64_t{18446744073709551615ull}, 151935, 151936};
-  const json base = chat({{"temperature", 0.5}, {"top_p", 0.9}, {"top_k", 5}, {"max_tokens", 4},
-                          {"n", 1}, {"stop", json::array({"a"})}, {"seed", 3}, {"logprobs", true},
-                          {"top_logprobs", 2}, {"logit_bias", {{"5", 1}}}, {"min_p", 0.1},
-                          {"tools", json::array()}, {"stream", false},
+  const std::vector<json> values = {nullptr,
+                                    true,
+                                    -1,
+                                    0,
+                                    1,
+                                    2.5,
+                                    1e300,
+                                    -1e300,
+                                    "",
+                                    "x",
+                                    json::array(),
+                                    json::object(),
+                                    json::array({1, "a"}),
+                                    std::uint64_t{18446744073709551615ull},
+                                    151935,
+                                    151936};
+  const json base = chat({{"temperature", 0.5},
+                          {"top_p", 0.9},
+                          {"top_k", 5},
+                          {"max_tokens", 4},
+                          {"n", 1},
+                          {"stop", json::array({"a"})},
+                          {"seed", 3},
+                          {"logprobs", true},
+                          {"top_logprobs", 2},
+                          {"logit_bias", {{"5", 1}}},
+                          {"min_p", 0.1},
+                          {"tools", json::array()},
+                          {"stream", false},
                           {"logitscope", {{"trace", 2}}}});
   const ServerLimits l = limits();
   std::mt19937 rng(1234);
