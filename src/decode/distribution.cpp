@@ -29,7 +29,8 @@ std::vector<double> softmax(std::span<const float> scores) {
     p[i] = std::exp(static_cast<double>(scores[i]) - static_cast<double>(m));
     total += p[i];
   }
-  for (double& v : p) v /= total;
+  for (double& v : p)
+    if (v != 0.0) v /= total;  // most are removed tokens: 0 / total is 0 anyway
   return p;
 }
 
