@@ -34,6 +34,21 @@ std::vector<double> softmax(std::span<const float> scores) {
   return p;
 }
 
+SoftmaxNormalizer softmax_normalizer(std::span<const float> scores) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const float m = max_score(scores);
+  SoftmaxNormalizer n{static_cast<double>(m), 0.0};
+  if (m == kNegInf) return n;
+  for (const float s : scores)
+    if (s != kNegInf) n.total += std::exp(static_cast<double>(s) - n.max);
+  return n;
+}
+
+double SoftmaxNormalizer::prob(float score) const {
+  if (score == -std::numeric_limits<float>::infinity()) return 0.0;
+  return std::exp(static_cast<double>(score) - max) / total;
+}
+
 double log_sum_exp(std::span<const float> scores) {
   const float m = max_score(scores);
   if (m == -std::numeric_limits<float>::infinity()) return -std::numeric_limits<double>::infinity();

@@ -12,6 +12,13 @@ namespace ls::decode {
 
 // softmax(scores) in double; -inf entries get 0. All entries -inf gives all zeros.
 std::vector<double> softmax(std::span<const float> scores);
+// softmax() one token at a time: the same max and sum (in index order), so prob(s) has exactly
+// softmax's bits, without a vocabulary-sized vector when only a few candidates are left.
+struct SoftmaxNormalizer {
+  double max = 0, total = 0;
+  double prob(float score) const;
+};
+SoftmaxNormalizer softmax_normalizer(std::span<const float> scores);
 // log(sum(exp(scores))) in double; -inf when every score is -inf.
 double log_sum_exp(std::span<const float> scores);
 // Shannon entropy in nats of softmax(scores).

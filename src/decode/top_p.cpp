@@ -20,7 +20,7 @@ TopP::TopP(double p, int min_tokens_to_keep, TopPRule rule)
 
 void TopP::apply(std::span<float> scores, const TokenHistory& /*history*/) {
   require_sortable(scores, "top_p");
-  const std::vector<double> probs = softmax(scores);
+  const SoftmaxNormalizer softmax = softmax_normalizer(scores);
   // Tokens already at -inf have probability 0 and would be removed first anyway: skip them.
   std::vector<std::int32_t> order = ids_by_score_desc(scores, -1, /*finite_only=*/true);
   const std::size_t n = order.size();
@@ -33,7 +33,7 @@ void TopP::apply(std::span<float> scores, const TokenHistory& /*history*/) {
     });
     double cumulative = 0.0;
     for (std::size_t i = 0; i < n; ++i) {
-      cumulative += probs[order[i]];
+      cumulative += softmax.prob(scores[order[i]]);
       remove[i] = cumulative <= 1.0 - p_ ? 1 : 0;
     }
     const std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(min_keep_), n);
@@ -42,7 +42,7 @@ void TopP::apply(std::span<float> scores, const TokenHistory& /*history*/) {
     double cumulative = 0.0;
     std::size_t last = n;
     for (std::size_t i = 0; i < n; ++i) {
-      cumulative += probs[order[i]];
+      cumulative += softmax.prob(scores[order[i]]);
       if (cumulative >= p_ && i + 1 >= static_cast<std::size_t>(min_keep_)) {
         last = i + 1;
         break;
