@@ -107,6 +107,10 @@ void add_serve_command(CLI::App& app) {
                   "Tokens per batched step: running streams first, prompt chunks from the rest")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--prefix-cache", o->scheduler.prefix_cache_tokens,
+                  "Prompt positions kept so later prompts that start the same way reuse their "
+                  "KV (0: off)")
+      ->capture_default_str();
   cmd->add_option("--max-body", o->http.max_body, "Largest request body in bytes (413 above)")
       ->capture_default_str();
   cmd->add_option("--served-model-name", o->served_name,

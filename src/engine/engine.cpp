@@ -56,9 +56,19 @@ void Engine::release(int seq) {
   seqs_.erase(seq);
 }
 
+void Engine::truncate(int seq, std::int64_t positions) {
+  const auto it = seqs_.find(seq);
+  if (it != seqs_.end()) it->second.truncate(positions);
+}
+
 std::int64_t Engine::length(int seq) const {
   const auto it = seqs_.find(seq);
   return it == seqs_.end() ? 0 : it->second.length;
+}
+
+std::size_t Engine::blocks(int seq) const {
+  const auto it = seqs_.find(seq);
+  return it == seqs_.end() ? 0 : it->second.blocks();
 }
 
 KvUsage Engine::kv_usage() const {

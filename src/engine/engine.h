@@ -43,8 +43,12 @@ class Engine final : public decode::LogitsSource {
   std::vector<std::span<const float>> step(std::span<const decode::Feed> feeds) override;
   void fork(int from_seq, int to_seq) override;
   void release(int seq) override;
+  // Keeps only the first `positions` positions of `seq` (a prompt prefix copied from another
+  // sequence by fork, cut to what two prompts share).
+  void truncate(int seq, std::int64_t positions);
 
   std::int64_t length(int seq) const;  // positions the sequence holds (0 if unknown)
+  std::size_t blocks(int seq) const;   // KV blocks in its table (0 if unknown)
   KvUsage kv_usage() const;
   const Model& model() const { return model_; }
 

@@ -1,6 +1,8 @@
 // The block pool and the per-sequence block tables (see kv_cache.h).
 #include "model/kv_cache.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "core/error.h"
@@ -84,6 +86,18 @@ void KVCache::clear() {
   blocks_.clear();
   block_data_.clear();
   length = 0;
+}
+
+void KVCache::truncate(std::int64_t positions) {
+  if (positions >= length) return;
+  const std::int64_t bp = pool_->block_positions();
+  const auto keep = static_cast<std::size_t>((std::max<std::int64_t>(positions, 0) + bp - 1) / bp);
+  while (blocks_.size() > keep) {
+    pool_->release(blocks_.back());
+    blocks_.pop_back();
+    block_data_.pop_back();
+  }
+  length = std::max<std::int64_t>(positions, 0);
 }
 
 void KVCache::check_room(std::int64_t positions) const {

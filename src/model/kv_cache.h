@@ -76,6 +76,9 @@ class KVCache {
   KVCache fork() const;
   // Back to an empty sequence; its blocks go back to the pool.
   void clear();
+  // Keeps the first `positions` positions (a shorter prefix); blocks past them go back to the
+  // pool. A kept block shared with a fork is copied when this sequence next writes into it.
+  void truncate(std::int64_t positions);
 
   std::int64_t length = 0;  // positions filled
 

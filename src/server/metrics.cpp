@@ -64,6 +64,13 @@ std::string Metrics::render(const SchedulerStats& s) const {
   std::string out;
   out += metric("counter", "logitscope_prompt_tokens_total", "Prompt tokens admitted.",
                 s.prompt_tokens);
+  out += metric("counter", "logitscope_prompt_tokens_cached_total",
+                "Prompt tokens whose KV was reused from a shared prefix.", s.cached_prompt_tokens);
+  out += metric("gauge", "logitscope_prefix_cache_entries", "Prompt prefixes kept for reuse.",
+                s.prefix_cache_entries);
+  out += metric("gauge", "logitscope_prefix_cache_blocks",
+                "KV blocks in the cached prefixes' tables (all in use when idle).",
+                s.prefix_cache_blocks);
   out += metric("counter", "logitscope_generation_tokens_total", "Tokens generated.",
                 s.generation_tokens);
   out += metric("counter", "logitscope_requests_total", "Generation requests received.", requests_);

@@ -152,6 +152,7 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
         if constexpr (std::is_same_v<T, HeaderEvent>) {
           const json header = decode::header_json(e.header);
           if (job == 0) header_ = header;
+          cached_tokens_ += e.cached_tokens;
           if (request_.echo)
             for (int j = 0; j < request_.n; ++j)
               choices_[base + j].text = request_.prompt_texts[job];
@@ -247,7 +248,8 @@ json ResponseBuilder::usage_chunk() const {
   const std::size_t completion = completion_tokens();
   c["usage"] = {{"prompt_tokens", prompt},
                 {"completion_tokens", completion},
-                {"total_tokens", prompt + completion}};
+                {"total_tokens", prompt + completion},
+                {"prompt_tokens_details", {{"cached_tokens", cached_tokens_}}}};
   return c;
 }
 

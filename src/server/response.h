@@ -59,6 +59,7 @@ class ResponseBuilder {
   nlohmann::json header_;  // the first job's run header
   nlohmann::json trace_ = nlohmann::json::array();
   std::size_t jobs_done_ = 0;
+  std::size_t cached_tokens_ = 0;  // prompt tokens reused from a shared prefix
   std::size_t tokens_seen_ = 0;
   std::optional<std::string> error_;
 };

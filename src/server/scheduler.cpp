@@ -86,13 +86,21 @@ struct Scheduler::Active {
   int first_seq = -1;
   int sequences = 1;
   std::size_t prefilled = 0;
+  std::size_t cached = 0;      // of `prefilled`, copied from another prompt's KV
+  bool reuse_checked = false;  // the prefix cache and the other jobs were looked at
+  bool prompt_in_kv = false;   // the run has fed the whole prompt (its first step is done)
   std::unique_ptr<decode::RunState> run;
   std::vector<TokenLogprob> prompt_logprobs;
 };
 
 Scheduler::Scheduler(engine::Engine& engine, ThreadPool& pool, const engine::LoadedModel& model,
                      SchedulerOptions options)
-    : engine_(engine), deferred_(engine), pool_(pool), model_(model), options_(options) {
+    : engine_(engine),
+      deferred_(engine),
+      cache_(engine, options.prefix_cache_tokens),
+      pool_(pool),
+      model_(model),
+      options_(options) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -180,6 +188,8 @@ void Scheduler::loop() {
     stats_.running = active_.size();
     stats_.waiting = incoming_.size();
     stats_.kv_blocks_in_use = engine_.kv_usage().blocks_in_use;
+    stats_.prefix_cache_entries = cache_.entries();
+    stats_.prefix_cache_blocks = cache_.blocks();
   }
 }
 
@@ -221,7 +231,7 @@ void Scheduler::admit() {
     auto& o = r.options;
     o.token_bytes = [this](std::int32_t id) { return model_.token_bytes(id); };
     o.on_header = [job](const decode::RunHeader& h) {
-      job->channel->push(job->index, HeaderEvent{h});
+      job->channel->push(job->index, HeaderEvent{h, job->cached});
     };
     o.on_text = [job](int choice, std::string_view text) {
       job->channel->push(job->index, TextEvent{choice, std::string(text)});
@@ -270,6 +280,43 @@ struct Scheduler::Owner {
   std::size_t first, count;
   bool prefill;
 };
+
+// Before a job's prefill: copies the longest prefix it shares with a cached prompt or another
+// job's prompt (fork, then cut to the shared length), so only the rest is computed. Returns
+// false when a job admitted earlier is still prefilling a longer shared prefix: this job waits
+// for it rather than computing the same positions beside it.
+bool Scheduler::reuse_prefix(Active& a) {
+  const auto prompt = std::span<const std::int32_t>(a.job.prompt);
+  const std::size_t limit = prompt.size() - 1;  // the last token is always fed
+  if (a.job.prompt_logprobs || options_.prefix_cache_tokens == 0 || limit == 0) {
+    a.reuse_checked = true;
+    return true;
+  }
+  const PrefixCache::Match cached = cache_.find(prompt, limit);
+  int source = cached.seq;
+  std::size_t shared = cached.tokens;
+  for (const auto& other : active_) {
+    if (other.get() == &a) break;  // only jobs admitted before this one
+    const std::size_t common = std::min(common_prefix(other->job.prompt, prompt), limit);
+    if (common < options_.min_shared_tokens || common <= shared) continue;
+    // A run that has not fed its prompt yet does so in this step; a prefill in chunks is on
+    // its way: either way, wait for it rather than compute the same positions beside it.
+    if (!other->prompt_in_kv && (other->run || other->prefilled < common)) return false;
+    const std::size_t held =
+        other->run ? std::min<std::size_t>(
+                         common, static_cast<std::size_t>(engine_.length(other->first_seq)))
+                   : std::min(common, other->prefilled);
+    if (held > shared) source = other->first_seq, shared = held;
+  }
+  a.reuse_checked = true;
+  if (shared < options_.min_shared_tokens) return true;
+  engine_.fork(source, a.first_seq);
+  engine_.truncate(a.first_seq, static_cast<std::int64_t>(shared));
+  a.prefilled = a.cached = shared;
+  std::lock_guard lock(mutex_);
+  stats_.cached_prompt_tokens += shared;
+  return true;
+}
 
 // One owner's scores: its run chooses, or its prefill chunk advances (and gives the prompt's
 // logprobs for echo). Runs on a pool thread; touches only this job.
@@ -326,6 +373,7 @@ void Scheduler::run_step() {
                                     std::min<std::size_t>(tokens, options_.step_tokens));
   for (auto& a : active_) {
     if (a->run || budget == 0) continue;
+    if (!a->reuse_checked && !reuse_prefix(*a)) continue;  // waits for a prompt it shares
     const std::size_t n = a->job.prompt.size();
     const std::size_t rest = n - a->prefilled;
     if (!a->job.prompt_logprobs && rest <= budget) {
@@ -373,6 +421,15 @@ void Scheduler::run_step() {
     for (std::size_t i = begin; i < end; ++i) advance(owners[i], feeds, scores);
   });
   deferred_.apply();
+  // A run's first step fed its whole prompt: keep it for later prompts that start the same way.
+  for (const auto& o : owners) {
+    Active& a = *o.job;
+    if (!a.run || a.prompt_in_kv) continue;
+    a.prompt_in_kv = true;
+    if (a.job.prompt.size() >= options_.min_shared_tokens &&
+        engine_.length(a.first_seq) >= static_cast<std::int64_t>(a.job.prompt.size()))
+      cache_.remember(a.job.prompt, a.first_seq);
+  }
   const auto t2 = std::chrono::steady_clock::now();
   std::lock_guard lock(mutex_);
   ++stats_.steps;

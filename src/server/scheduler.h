@@ -23,6 +23,7 @@
 #include "decode/generate.h"
 #include "engine/engine.h"
 #include "engine/loaded_model.h"
+#include "server/prefix_cache.h"
 
 namespace ls::server {
 
@@ -47,6 +48,7 @@ struct TokenLogprob {
 
 struct HeaderEvent {
   decode::RunHeader header;
+  std::size_t cached_tokens = 0;  // prompt tokens whose KV came from another prompt
 };
 struct PromptLogprobsEvent {
   std::vector<TokenLogprob> tokens;  // for prompt[1..]; prompt[0] has none
@@ -99,12 +101,17 @@ struct SchedulerOptions {
   int parallel = 8;       // sequences stepped at once
   int queue = 64;         // jobs waiting for room
   int step_tokens = 256;  // tokens per batched step (decode tokens + prefill chunks)
+  std::size_t prefix_cache_tokens = 4096;  // cached prompt positions kept (0: no reuse)
+  std::size_t min_shared_tokens = 16;      // a shorter common prefix is prefilled again
 };
 
 struct SchedulerStats {
   std::size_t running = 0, waiting = 0;  // jobs
   std::size_t kv_blocks_in_use = 0;
   std::uint64_t prompt_tokens = 0, generation_tokens = 0;  // totals since start
+  std::uint64_t cached_prompt_tokens = 0;                  // of prompt_tokens, reused
+  std::size_t prefix_cache_entries = 0;
+  std::size_t prefix_cache_blocks = 0;
   std::uint64_t steps = 0;
   double step_seconds = 0;    // in the engine's forward passes
   double choice_seconds = 0;  // choosing tokens (chains, sampling, logprobs), across threads
@@ -154,12 +161,14 @@ class Scheduler {
   void admit();
   void drop_cancelled();
   void run_step();
+  bool reuse_prefix(Active& a);
   void advance(const Owner& o, std::span<const decode::Feed> feeds,
                std::span<const std::span<const float>> scores);
   void finish_done();
 
   engine::Engine& engine_;
   DeferredSource deferred_;
+  PrefixCache cache_;
   ThreadPool& pool_;
   const engine::LoadedModel& model_;
   SchedulerOptions options_;

@@ -3,7 +3,9 @@
 checked against numpy and transformers' formulas in tests/decode): for the same prompt, settings
 and seed, the server's `logitscope.trace` steps equal the CLI's step lines, its tokens equal the
 CLI's, and its logprobs (raw and processed, with top entries) equal the trace's figures. Also
-streamed, and for n = 2 (sequence i of the CLI's num_return_sequences is choice i)."""
+streamed, and for n = 2 (sequence i of the CLI's num_return_sequences is choice i). Prompts that
+share a prefix reuse its KV (alone and concurrently) and give exactly what a server without the
+prefix cache gives."""
 import argparse
 import json
 import math
@@ -116,6 +118,56 @@ def test_streamed(server):
             [texts[0], texts[1]], [whole["choices"][0]["text"], whole["choices"][1]["text"]])
 
 
+SYSTEM = ("You are a careful assistant. Answer in one short sentence, and say when you do not "
+          "know. Never invent facts, names or numbers that were not given to you.")
+
+
+def chat(question, seed):
+    return {"messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}],
+            "max_tokens": 12, "temperature": 1.0, "seed": seed, "repetition_penalty": 1.5,
+            "logprobs": True, "top_logprobs": 3, "ignore_eos": True, "logitscope": {"trace": 2}}
+
+
+def answer(r):
+    """What must not change with prefix reuse: text, logprobs and the trace."""
+    j = r.json or {}
+    return {"content": j["choices"][0]["message"]["content"], "logprobs": j["choices"][0]["logprobs"],
+            "trace": j["logitscope"]["trace"]} if r.status == 200 else r.text
+
+
+def test_prefix_reuse(cached, plain):
+    """Prompts that share the system prompt reuse its KV; every bit equals a server without reuse."""
+    import threading
+    questions = [f"Question {i}: what is {i} plus {i}?" for i in range(6)]
+    want = [answer(plain.request("POST", "/v1/chat/completions", chat(q, i))) for i, q in enumerate(questions)]
+    first = cached.request("POST", "/v1/chat/completions", chat(questions[0], 0))
+    c.equal("first request: nothing cached yet",
+            first.json["usage"]["prompt_tokens_details"]["cached_tokens"], 0)
+    c.check("first request equals the server without reuse", answer(first) == want[0])
+    second = cached.request("POST", "/v1/chat/completions", chat(questions[1], 1))
+    shared = second.json["usage"]["prompt_tokens_details"]["cached_tokens"]
+    c.check("second request: the shared system prompt is reused (cached_tokens >= 16)", shared >= 16,
+            second.json["usage"])
+    c.check("second request equals the server without reuse", answer(second) == want[1])
+    # Four at once: later ones wait for the first to compute the shared part, then copy it.
+    got = {}
+
+    def run(i):
+        got[i] = cached.request("POST", "/v1/chat/completions", chat(questions[i], i))
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2, 6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    c.check("four concurrent requests each equal the server without reuse",
+            all(answer(got.get(i)) == want[i] for i in range(2, 6) if got.get(i) is not None)
+            and len(got) == 4, {i: got[i].json["usage"] for i in got})
+    m = cached.metrics()
+    c.check("metrics: logitscope_prompt_tokens_cached_total counts the reused tokens",
+            m.get("logitscope_prompt_tokens_cached_total", 0) >= shared, m.get("logitscope_prompt_tokens_cached_total"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--logitscope", required=True)
@@ -130,6 +182,12 @@ def main():
         c.section("two sequences against generate --json", test_against_cli, server, a.logitscope, model, 2)
         c.section("logprobs_mode processed", test_processed, server, a.logitscope, model)
         c.section("streamed", test_streamed, server)
+        plain = Server(a.logitscope, model, ["--parallel", "4", "--threads", "2", "--ctx", "512",
+                                             "--prefix-cache", "0"])
+        try:
+            c.section("prefix reuse changes no bit", test_prefix_reuse, server, plain)
+        finally:
+            plain.kill()
     finally:
         if server is not None:
             if c.failures:
