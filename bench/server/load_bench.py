@@ -41,7 +41,7 @@ def cpu_model():
 def start_server(a):
     """`logitscope serve` on a free port; returns (process, base URL)."""
     args = [a.logitscope, "serve", "--model", a.model, "--port", "0", "--threads", str(a.threads),
-            "--parallel", str(a.parallel)] + (["--ctx", str(a.ctx)] if a.ctx else [])
+            "--parallel", str(a.parallel)] + (["--ctx", str(a.ctx)] if a.ctx else []) + a.server_arg
     print("server: " + " ".join(args), file=sys.stderr)
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 300
@@ -146,6 +146,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--parallel", type=int, default=16, help="the started server's --parallel")
     ap.add_argument("--ctx", type=int, default=0, help="the started server's --ctx (0: its default)")
+    ap.add_argument("--server-arg", action="append", default=[],
+                    help="one more argument for the started server, e.g. --server-arg=--prefix-cache=0")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--streams", default="1,4,16", help="comma-separated concurrency levels")
