@@ -2,6 +2,8 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <random>
@@ -62,6 +64,27 @@ std::int64_t unix_time() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// cpp-httplib 0.11 listens with a backlog of 5, compiled into Debian's library: a burst of
+// clients (16 streams connecting at once) overflows it, and the extra connects wait for a SYN
+// retry, a second later. Linux lets listen() be called again on a listening socket to change
+// its backlog, so find ours by its port and widen it.
+void widen_backlog(int port) {
+  for (int fd = 3; fd < 4096; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening == 0)
+      continue;
+    sockaddr_storage addr{};
+    socklen_t alen = sizeof addr;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
+    int bound = -1;
+    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6)
+      bound = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    if (bound == port) ::listen(fd, SOMAXCONN);
+  }
 }
 
 // Runs a handler body, turning ApiError and other failures into OpenAI error objects.
@@ -127,6 +150,7 @@ int HttpServer::bind() {
   if (port_ <= 0)
     fail("serve: cannot listen on {}:{} (in use, or not an address of this machine)", options_.host,
          options_.port);
+  widen_backlog(port_);
   return port_;
 }
 

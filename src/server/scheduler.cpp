@@ -120,10 +120,15 @@ bool Scheduler::submit(std::vector<Job> jobs, const std::shared_ptr<JobChannel>&
     a->index = i;
     queued.push_back(std::move(a));
   }
+  int sequences = 0;
+  for (const auto& a : queued) sequences += a->sequences;
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ || incoming_.size() + queued.size() > static_cast<std::size_t>(options_.queue))
+    // Room: the sequences running, those waiting to start and these fit --parallel plus --queue.
+    if (stopping_ ||
+        running_sequences_ + queued_sequences_ + sequences > options_.parallel + options_.queue)
       return false;
+    queued_sequences_ += sequences;
     for (auto& a : queued) incoming_.push_back(std::move(a));
     stats_.waiting = incoming_.size();
   }
@@ -171,6 +176,7 @@ void Scheduler::loop() {
           a->channel->push(a->index, DoneEvent{});
         }
         incoming_.clear();
+        queued_sequences_ = 0;
       }
       if (cancel_all_)
         for (auto& a : active_) a->channel->cancel();
@@ -196,8 +202,9 @@ void Scheduler::loop() {
 void Scheduler::drop_cancelled() {
   {
     std::lock_guard lock(mutex_);
-    std::erase_if(incoming_, [](const std::unique_ptr<Active>& a) {
+    std::erase_if(incoming_, [&](const std::unique_ptr<Active>& a) {
       if (!a->channel->cancelled()) return false;
+      queued_sequences_ -= a->sequences;
       a->channel->push(a->index, DoneEvent{});
       return true;
     });
@@ -219,6 +226,7 @@ void Scheduler::admit() {
          running_sequences_ + incoming_.front()->sequences <= options_.parallel) {
     std::unique_ptr<Active> a = std::move(incoming_.front());
     incoming_.pop_front();
+    queued_sequences_ -= a->sequences;
     Active* job = a.get();
     job->first_seq = next_seq_;
     next_seq_ += job->sequences;

@@ -99,7 +99,7 @@ class JobChannel {
 
 struct SchedulerOptions {
   int parallel = 8;       // sequences stepped at once
-  int queue = 64;         // jobs waiting for room
+  int queue = 64;         // sequences that may wait for room beyond `parallel`
   int step_tokens = 256;  // tokens per batched step (decode tokens + prefill chunks)
   std::size_t prefix_cache_tokens = 4096;  // cached prompt positions kept (0: no reuse)
   std::size_t min_shared_tokens = 16;      // a shorter common prefix is prefilled again
@@ -180,9 +180,12 @@ class Scheduler {
   std::atomic<bool> cancel_all_{false};
   SchedulerStats stats_;
 
+  int queued_sequences_ = 0;  // of incoming_; guarded by mutex_
+  // Written by the loop thread only; submit() reads it under mutex_ (see running_sequences_).
+  std::atomic<int> running_sequences_{0};
+
   // Owned by the loop thread.
   std::vector<std::unique_ptr<Active>> active_;
-  int running_sequences_ = 0;
   int next_seq_ = 0;
   std::thread thread_;
 };

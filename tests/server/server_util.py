@@ -1,23 +1,48 @@
 """Shared helpers of the `logitscope serve` end-to-end tests (see src/server/API.md): synthesise
 the tiny model, start a server and wait for its `listening on` line, plain HTTP requests, an SSE
-reader, /metrics parsing, RSS, and a checker that prints every result with what it got.
+reader, raw-socket exchanges, /metrics parsing, RSS, a checker that prints every result with what
+it got, and what test_http.py and test_http_load.py share (request bases, the main() harness).
 Standard library only."""
+import argparse
 import http.client
 import json
 import os
 import queue
 import re
 import select
+import shutil
 import signal
 import socket
 import struct
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 import traceback
 
 LISTEN_RE = re.compile(r"listening on http://([0-9.]+):(\d+)")
 EOS = 151645  # <|im_end|>
+
+# What the raw HTTP tests (test_http.py, test_http_load.py) share: routes, the main server's
+# --ctx and --parallel, the model's name (its directory), and the smallest valid requests.
+CHAT = "/v1/chat/completions"
+COMP = "/v1/completions"
+CTX = 256
+PARALLEL = 16
+MODEL_NAME = "tiny"
+# The tiny model mostly repeats its last input token (tied embeddings, two layers), so
+# unpenalised output is "\n" over and over; repetition_penalty 3 makes it produce varied tokens.
+LIVELY = {"repetition_penalty": 3}
+DEL = object()  # marks a field to remove in with_fields
+CHAT_BASE = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
+COMP_BASE = {"prompt": "Hi", "max_tokens": 2}
+METRIC_NAMES = ["logitscope_prompt_tokens_total", "logitscope_generation_tokens_total",
+                "logitscope_requests_total", "logitscope_requests_running",
+                "logitscope_requests_waiting", "logitscope_kv_blocks_in_use",
+                "logitscope_time_to_first_token_seconds_bucket",
+                "logitscope_time_per_output_token_seconds_bucket",
+                "logitscope_request_latency_seconds_bucket"]
 
 
 def short(value, limit=300):
@@ -28,6 +53,41 @@ def short(value, limit=300):
         text = repr(value)
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def with_fields(base, **changes):
+    """A deep copy of the request `base` with fields set (or removed, with DEL)."""
+    body = json.loads(json.dumps(base))
+    for k, v in changes.items():
+        if v is DEL:
+            body.pop(k, None)
+        else:
+            body[k] = v
+    return body
+
+
+def obj(r):
+    """The response's JSON object ({} when the body is not one)."""
+    return r.json if isinstance(r.json, dict) else {}
+
+
+def usage(r):
+    return obj(r).get("usage") or {}
+
+
+def choice0(r):
+    choices = obj(r).get("choices") or [{}]
+    return choices[0]
+
+
+def wait_for(pred, timeout, interval=0.05):
+    """Polls pred() until it returns a truthy value or timeout s pass; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v or time.monotonic() > deadline:
+            return v
+        time.sleep(interval)
 
 
 class Checker:
@@ -94,6 +154,64 @@ class Response:
 
     def __repr__(self):
         return f"HTTP {self.status} {short(self.text, 400)}"
+
+
+def answer_complete(received):
+    """True once `received` holds one whole HTTP answer (by Content-Length, or a chunked body's
+    last chunk)."""
+    head, sep, rest = received.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    m = re.search(rb"content-length:\s*(\d+)", head, re.I)
+    if m:
+        return len(rest) >= int(m.group(1))
+    if re.search(rb"transfer-encoding:\s*chunked", head, re.I):
+        return rest.startswith(b"0\r\n\r\n") or b"\r\n0\r\n\r\n" in rest
+    return False
+
+
+def parse_answer(received):
+    """The first HTTP answer in the bytes `received` as a Response (status 0 without a status
+    line). A chunked body is joined."""
+    head_part, _, rest = received.partition(b"\r\n\r\n")
+    status_line = head_part.split(b"\r\n")[0].decode("latin-1")
+    fields = status_line.split()
+    status = int(fields[1]) if len(fields) > 1 and fields[0].startswith("HTTP/") \
+        and fields[1].isdigit() else 0
+    headers = [tuple(h.decode("latin-1").split(":", 1)) for h in head_part.split(b"\r\n")[1:]
+               if b":" in h]
+    m = re.search(rb"content-length:\s*(\d+)", head_part, re.I)
+    if m:  # only the first answer (a server that keeps reading may answer the rest as well)
+        rest = rest[:int(m.group(1))]
+    elif re.search(rb"transfer-encoding:\s*chunked", head_part, re.I):
+        body = b""
+        while True:
+            size_line, sep, rest = rest.partition(b"\r\n")
+            try:
+                size = int(size_line.split(b";")[0], 16)
+            except ValueError:
+                break
+            if not sep or size == 0:
+                break
+            body, rest = body + rest[:size], rest[size + 2:]
+        rest = body
+    return Response(status, [(k.strip(), v.strip()) for k, v in headers], rest)
+
+
+class RawAnswer:
+    """What came back on a raw socket: `data` (bytes), `ended` ('answered', 'closed', 'reset',
+    'timeout' or an error), `seconds`, `send_error`; `status` and `response` (a Response) when
+    a status line arrived, else None."""
+
+    def __init__(self, data, ended, seconds, send_error=None):
+        self.data, self.ended, self.seconds, self.send_error = data, ended, seconds, send_error
+        self.response = parse_answer(data) if data.startswith(b"HTTP/") else None
+        self.status = self.response.status if self.response is not None else None
+
+    def describe(self):
+        return {"status": self.status, "ended": self.ended, "seconds": round(self.seconds, 2),
+                "bytes": len(self.data), "send_error": self.send_error,
+                "answer": short(self.data.decode("latin-1"), 400) if self.data else None}
 
 
 class SSEStream:
@@ -307,15 +425,43 @@ class Server:
             sock.close()
         if not received:
             return Response(0, [], b"(no answer: the connection closed before any byte arrived)")
-        head_part, _, rest = received.partition(b"\r\n\r\n")
-        status_line = head_part.split(b"\r\n")[0].decode("latin-1")
-        status = int(status_line.split()[1]) if len(status_line.split()) > 1 else 0
-        headers = [tuple(h.decode("latin-1").split(":", 1)) for h in head_part.split(b"\r\n")[1:]
-                   if b":" in h]
-        m = re.search(rb"content-length:\s*(\d+)", head_part, re.I)
-        if m:  # only the first answer (a server that keeps reading may answer the rest as well)
-            rest = rest[:int(m.group(1))]
-        return Response(status, [(k.strip(), v.strip()) for k, v in headers], rest)
+        return parse_answer(received)
+
+    def raw(self, data, timeout=5.0, shut_write=False):
+        """Sends the bytes `data` as they are (no Host or key added) on a fresh socket, then
+        (after shutting down its write side if `shut_write`) reads until the server closes, one
+        whole answer has arrived, or `timeout` s pass without a byte. Returns a RawAnswer."""
+        t0 = time.monotonic()
+        received, ended, send_error = b"", None, None
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=timeout)
+        except OSError as e:
+            return RawAnswer(b"", "connect failed", time.monotonic() - t0, f"{type(e).__name__}: {e}")
+        try:
+            try:
+                sock.sendall(data)
+                if shut_write:
+                    sock.shutdown(socket.SHUT_WR)
+            except OSError as e:  # the server may answer and close before it read everything
+                send_error = f"{type(e).__name__}: {e}"
+            while ended is None:
+                try:
+                    part = sock.recv(65536)
+                except socket.timeout:
+                    ended = "timeout"
+                    break
+                except OSError as e:
+                    ended = "reset" if isinstance(e, ConnectionResetError) else f"{type(e).__name__}: {e}"
+                    break
+                if not part:
+                    ended = "closed"
+                    break
+                received += part
+                if answer_complete(received):
+                    ended = "answered"
+        finally:
+            sock.close()
+        return RawAnswer(received, ended, time.monotonic() - t0, send_error)
 
     def metrics(self):
         r = self.get("/metrics")
@@ -349,3 +495,38 @@ class Server:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=30)
+
+
+def idle(s):
+    """The metrics once nothing runs and the only KV blocks in use are the prefix cache's."""
+    m = s.metrics()
+    return m if (m.get("logitscope_requests_running") == 0
+                 and m.get("logitscope_requests_waiting") == 0
+                 and m.get("logitscope_kv_blocks_in_use", -1)
+                 <= m.get("logitscope_prefix_cache_blocks", 0)) else None
+
+
+def run_main(checker, tmp_prefix, body):
+    """The main() of an HTTP test file: parses --logitscope and --tokenizer-from, makes the tiny
+    model (named MODEL_NAME) in a temporary directory and calls body(binary, model, servers).
+    Every Server put in `servers` is killed at the end, with its log tail printed when a check
+    failed. Exits with the checker's summary."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--logitscope", required=True)
+    ap.add_argument("--tokenizer-from", required=True)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix=tmp_prefix)
+    servers = []
+    try:
+        model = synth_tiny(a.logitscope, a.tokenizer_from, tmp, MODEL_NAME)
+        body(a.logitscope, model, servers)
+    except Exception as e:  # noqa: BLE001 - no model, or a server that did not start
+        traceback.print_exc()
+        checker.check("the model was made and the servers started", False, f"{type(e).__name__}: {e}")
+    finally:
+        for srv in servers:
+            if checker.failures:
+                print(f"\n--- server {' '.join(srv.args[2:])} log tail ---\n{srv.log_tail()}")
+            srv.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+    sys.exit(checker.summary())
