@@ -125,14 +125,16 @@ void dot_tile_q8_0_vnni(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                         float* out, std::size_t out_stride) {
   using Tile = void (*)(const std::uint8_t*, std::size_t, int, const std::uint8_t* const*,
                         std::size_t, float*, std::size_t);
-  static constexpr Tile kTiles[8] = {tile_q8_0_vnni<1>, tile_q8_0_vnni<2>, tile_q8_0_vnni<3>,
-                                     tile_q8_0_vnni<4>, tile_q8_0_vnni<5>, tile_q8_0_vnni<6>,
-                                     tile_q8_0_vnni<7>, tile_q8_0_vnni<8>};
-  // Up to 8 tokens per pass (AVX-512 has 32 vector registers): each weight chunk is transposed
-  // once per pass.
-  const std::uint8_t* xrows[8];
-  for (int t0 = 0; t0 < n_tok; t0 += 8) {
-    const int nt = std::min(n_tok - t0, 8);
+  static constexpr Tile kTiles[16] = {
+      tile_q8_0_vnni<1>,  tile_q8_0_vnni<2>,  tile_q8_0_vnni<3>,  tile_q8_0_vnni<4>,
+      tile_q8_0_vnni<5>,  tile_q8_0_vnni<6>,  tile_q8_0_vnni<7>,  tile_q8_0_vnni<8>,
+      tile_q8_0_vnni<9>,  tile_q8_0_vnni<10>, tile_q8_0_vnni<11>, tile_q8_0_vnni<12>,
+      tile_q8_0_vnni<13>, tile_q8_0_vnni<14>, tile_q8_0_vnni<15>, tile_q8_0_vnni<16>};
+  // Up to 16 tokens per pass (AVX-512 has 32 vector registers: 16 accumulators, the chunk's 8
+  // weight vectors and the chains): each weight chunk is transposed once per pass.
+  const std::uint8_t* xrows[16];
+  for (int t0 = 0; t0 < n_tok; t0 += 16) {
+    const int nt = std::min(n_tok - t0, 16);
     for (int t = 0; t < nt; ++t) xrows[t] = xq + (t0 + t) * x_stride;
     kTiles[nt - 1](w, w_stride, n_rows, xrows, n / 32, out + t0, out_stride);
   }

@@ -330,8 +330,8 @@ TEST(QuantDot, TilesBitIdenticalToSingleDots) {
       if (n > 1792) continue;
       const std::size_t wb = ls::dtype_bytes(t, static_cast<std::int64_t>(n));
       const std::size_t xb = ls::dtype_bytes(a, static_cast<std::int64_t>(n));
-      // >= 8 rows take the prepared-activation path; > 8 tokens need two passes of the VNNI tile
-      const int max_rows = 9, max_tok = 10;
+      // >= 8 rows take the prepared-activation path; > 16 tokens need two passes of the VNNI tile
+      const int max_rows = 9, max_tok = 18;
       // Strides larger than a row: tiles must honour them.
       std::vector<std::uint8_t> w(max_rows * (wb + 8)), x(max_tok * (xb + 4));
       for (int r = 0; r < max_rows; ++r) {
@@ -344,17 +344,18 @@ TEST(QuantDot, TilesBitIdenticalToSingleDots) {
       }
       for (int rows : {1, 2, 3, 4, 8, 9}) {
         for (int tok = 1; tok <= max_tok; ++tok) {
-          std::vector<float> out(rows * 11, -1.0f);
+          constexpr int kStride = max_tok + 1;
+          std::vector<float> out(rows * kStride, -1.0f);
           k::dot_quantized_tile(t, w.data(), wb + 8, rows, x.data(), xb + 4, tok, n, out.data(),
-                                11);
+                                kStride);
           for (int r = 0; r < rows; ++r) {
-            for (int i = 0; i < 11; ++i) {
+            for (int i = 0; i < kStride; ++i) {
               if (i >= tok) {
-                ASSERT_EQ(out[r * 11 + i], -1.0f) << "tile wrote past its tokens";
+                ASSERT_EQ(out[r * kStride + i], -1.0f) << "tile wrote past its tokens";
                 continue;
               }
               const float single = k::dot_quantized(t, &w[r * (wb + 8)], &x[i * (xb + 4)], n);
-              ASSERT_EQ(std::memcmp(&single, &out[r * 11 + i], 4), 0)
+              ASSERT_EQ(std::memcmp(&single, &out[r * kStride + i], 4), 0)
                   << ls::dtype_name(t) << " n " << n << " tile " << rows << "x" << tok << " at "
                   << r << "," << i;
             }
