@@ -137,8 +137,9 @@ class SamplingRun final : public RunState {
     StepTrace trace;
     trace.sequence = index;
     trace.step = s.step;
-    const Choice c = s.sampler.choose(raw, TokenHistory{s.tokens, job_.prompt.size()},
-                                      {tracing ? &trace : nullptr, o.trace_top_n});
+    const Choice c = s.sampler.choose(
+        raw, TokenHistory{s.tokens, job_.prompt.size()},
+        {tracing ? &trace : nullptr, o.trace_top_n, std::nullopt, true, o.raw_logprobs});
     s.result.logprob += c.raw_logprob;
     s.result.processed_logprob += c.logprob;
     if (o.on_token)

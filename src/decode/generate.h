@@ -72,6 +72,9 @@ struct GenerateOptions {
   std::function<void(int sequence, const TokenChoice&)> on_token;
   std::function<void(int sequence, const GenerationResult&)> on_finish;
   int trace_top_n = 5;
+  // Off: no raw log-probabilities (GenerationResult::logprob and TokenChoice::raw_logprob are
+  // 0), one log-sum-exp over the vocabulary less per token. Traces still have them.
+  bool raw_logprobs = true;
 };
 
 struct GenerationRun {

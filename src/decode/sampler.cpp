@@ -51,7 +51,8 @@ Choice Sampler::choose(std::span<const float> raw, const TokenHistory& history,
   } else {
     c.token = choose_greedy(work_);
   }
-  c.raw_logprob = static_cast<double>(raw[c.token]) - log_sum_exp(raw);
+  if (options.raw_logprob || trace != nullptr)
+    c.raw_logprob = static_cast<double>(raw[c.token]) - log_sum_exp(raw);
   c.logprob = static_cast<double>(work_[c.token]) - log_sum_exp(work_);
   if (options.accept) chain_.accept(c.token);
   if (trace != nullptr) {

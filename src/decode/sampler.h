@@ -25,6 +25,9 @@ struct ChoiceOptions {
   int trace_top_n = 5;
   std::optional<double> draw;
   bool accept = true;
+  // The raw log-probability costs a log-sum-exp over the whole vocabulary; a caller that
+  // reports none (the server without raw logprobs) turns it off: Choice::raw_logprob is then 0.
+  bool raw_logprob = true;
 };
 
 struct Choice {

@@ -238,6 +238,7 @@ void Scheduler::admit() {
     r.config = job->job.config;
     auto& o = r.options;
     o.token_bytes = [this](std::int32_t id) { return model_.token_bytes(id); };
+    o.raw_logprobs = job->job.top_logprobs >= 0 && !job->job.processed_logprobs;
     o.on_header = [job](const decode::RunHeader& h) {
       job->channel->push(job->index, HeaderEvent{h, job->cached});
     };
