@@ -34,11 +34,13 @@ std::int32_t choose_greedy(std::span<const float> scores) {
   return 0;  // unreachable: m is one of the scores
 }
 
-std::int32_t choose_sample(std::span<const float> scores, double draw) {
+std::int32_t choose_sample(std::span<const float> scores, double draw, double* log_sum_exp) {
   const double m = checked_max(scores, "sample");
   if (!(draw >= 0.0 && draw < 1.0)) fail("sample: the draw must be in [0, 1), got {}", draw);
-  // Weights of the remaining candidates only (after truncation, a handful of the vocabulary).
-  std::vector<std::pair<std::int32_t, double>> weights;
+  // Weights of the remaining candidates only (after truncation, a handful of the vocabulary),
+  // in a list kept per thread: without truncation it is the whole vocabulary on every step.
+  thread_local std::vector<std::pair<std::int32_t, double>> weights;
+  weights.clear();
   double total = 0.0;
   for (std::size_t i = 0; i < scores.size(); ++i) {
     if (scores[i] == -std::numeric_limits<float>::infinity()) continue;
@@ -47,6 +49,7 @@ std::int32_t choose_sample(std::span<const float> scores, double draw) {
     weights.emplace_back(static_cast<std::int32_t>(i), w);
     total += w;
   }
+  if (log_sum_exp != nullptr) *log_sum_exp = m + std::log(total);
   const double target = draw * total;
   double cumulative = 0.0;
   for (const auto& [id, w] : weights) {

@@ -11,6 +11,9 @@ namespace ls::decode {
 
 // Both throw ls::Error when no token is left (all -inf) or a score is NaN or +inf.
 std::int32_t choose_greedy(std::span<const float> scores);
-std::int32_t choose_sample(std::span<const float> scores, double draw);
+// `log_sum_exp`, when given, receives log-sum-exp(scores) from the same weights, bit for bit
+// what log_sum_exp() computes (the same max, the same sum in the same order).
+std::int32_t choose_sample(std::span<const float> scores, double draw,
+                           double* log_sum_exp = nullptr);
 
 }  // namespace ls::decode
