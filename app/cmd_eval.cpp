@@ -19,8 +19,6 @@ namespace ls::app {
 
 namespace {
 
-constexpr int kBelowThreshold = 3;
-
 struct EvalCli {
   ModelOptions model;
   std::string golden;
@@ -92,7 +90,7 @@ void run_eval(EvalCli& o) {
   }
   const double rate = static_cast<double>(passed) / static_cast<double>(cases.size());
   const bool ok = rate >= o.min_rate;
-  if (!ok) exit_status = kBelowThreshold;
+  if (!ok) exit_status = kExitThreshold;
   if (o.json) {
     nlohmann::ordered_json j;
     j["golden"] = o.golden;

@@ -23,7 +23,14 @@ void add_eval_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 
-// A command that wants a specific non-zero exit status (e.g. a failed eval) sets this.
+// The exit-status contract (README, --help): 0 success, 1 bad input or a model problem, 2 a
+// usage error (a flag that does not parse), 3 a lab threshold not met, 4 an internal error.
+inline constexpr int kExitBadInput = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitThreshold = 3;
+inline constexpr int kExitInternal = 4;
+
+// A command that wants a specific non-zero exit status (a failed eval: kExitThreshold) sets this.
 inline int exit_status = 0;
 
 }  // namespace ls::app

@@ -1,7 +1,9 @@
 // The `logitscope` command: parses the command line and runs one subcommand. This is the only
-// place that catches ls::Error: it prints "logitscope: <message>" and exits non-zero.
+// place that catches ls::Error: it prints "logitscope: error: <message>" and exits with the
+// status contract of commands.h (README: "Exit status").
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "app/commands.h"
 #include "core/error.h"
@@ -10,6 +12,10 @@ int main(int argc, char** argv) {
   CLI::App app{"logitscope: see how a Qwen2.5 model chooses its next token"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "logitscope 0.1.0");
+  app.footer(
+      "Exit status: 0 success; 1 bad input or a model problem (the message names the file, field "
+      "or flag); 2 usage (a flag that does not parse, named); 3 a lab threshold not met (eval "
+      "--min-rate); 4 an internal error (a bug: please report it).");
   ls::app::add_synth_command(app);
   ls::app::add_next_command(app);
   ls::app::add_bench_command(app);
@@ -25,18 +31,39 @@ int main(int argc, char** argv) {
   ls::app::add_eval_command(app);
   ls::app::add_replay_command(app);
   ls::app::add_serve_command(app);
+  // CLI11 says only "A subcommand is required" for an unknown one: name it and the known ones.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      found = found || sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::fprintf(stderr, "logitscope: unknown command '%s'; the commands are: %s\n", argv[1],
+                   known.c_str());
+      return ls::app::kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" that CLI11 answers with status 0; every other parse
+    // error is a usage error (status 2), its message naming the flag.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : ls::app::kExitUsage;
   } catch (const ls::Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "logitscope: error: %s\n", e.what());
-    return 1;
+    return ls::app::kExitBadInput;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "logitscope: internal error: %s\n", e.what());
-    return 2;
+    std::fprintf(stderr,
+                 "logitscope: internal error: %s\n"
+                 "This is a bug in logitscope, not in your input: please report it with the "
+                 "command line that caused it.\n",
+                 e.what());
+    return ls::app::kExitInternal;
   }
   return ls::app::exit_status;
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end CLI checks: every kind of bad input is a one-line error that names the flag, file
-or field, with exit status 1 (never a crash: status 2+ or a signal); bench --json is complete."""
+or field, with exit status 1 (never a crash: a signal or status 4); a flag that does not parse
+is a usage error, status 2, naming the flag; --help and --version exit 0; bench --json is
+complete."""
 import argparse
 import json
 import os
@@ -23,6 +25,35 @@ def expect_error(args, needle):
         failures.append((args, needle, r.returncode, r.stderr))
 
 
+def expect_usage_error(args, needle):
+    """A flag that does not parse: status 2 and the flag named (README: Exit status)."""
+    r = run(args)
+    ok = r.returncode == 2 and needle in r.stderr
+    print(("ok   " if ok else "FAIL ") + " ".join(args[:3]) + f" ... -> {r.returncode}: {r.stderr.strip()[:160]}")
+    if not ok:
+        failures.append((args, needle, r.returncode, r.stderr))
+
+
+def check_exit_contract():
+    expect_usage_error(["next", "--tokens", "1", "--model", "m", "--no-such-flag"], "--no-such-flag")
+    expect_usage_error(["next", "--top", "abc", "--tokens", "1"], "--top")
+    expect_usage_error(["serve", "--port", "70000"], "--port")
+    expect_usage_error(["frobnicate"], "unknown command 'frobnicate'")
+    expect_usage_error([], "subcommand")
+    for args in (["--help"], ["next", "--help"], ["--version"]):
+        r = run(args)
+        ok = r.returncode == 0 and r.stdout.strip() != ""
+        print(("ok   " if ok else "FAIL ") + " ".join(args) + f" -> {r.returncode}")
+        if not ok:
+            failures.append((args, "exit 0 with output", r.returncode, r.stderr))
+    r = run(["--help"])
+    if "Exit status: 0 success; 1 bad input" not in r.stdout:
+        failures.append((["--help"], "the exit-status contract in --help", r.returncode, r.stdout[-300:]))
+        print("FAIL --help states the exit-status contract")
+    else:
+        print("ok   --help states the exit-status contract")
+
+
 def main():
     global BIN
     ap = argparse.ArgumentParser()
@@ -36,6 +67,7 @@ def main():
              "--tokenizer-from", a.tokenizer_from])
     assert r.returncode == 0, r.stderr
 
+    check_exit_contract()
     expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
     expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
     expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
