@@ -92,7 +92,7 @@ ModelConfig load_model_config(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     fail("{}: invalid JSON: {}", path, e.what());
   }
   return parse_model_config(j, path);

@@ -31,7 +31,7 @@ namespace {
 nlohmann::json read_json(const fs::path& p) {
   try {
     return nlohmann::json::parse(read_text_file(p.string()));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     fail("{}: invalid JSON: {}", p.string(), e.what());
   }
 }

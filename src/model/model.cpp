@@ -46,7 +46,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, DType kv_type) {
   if (fs::exists(gen)) {
     try {
       m->generation_config_ = nlohmann::json::parse(read_text_file(gen.string()));
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       fail("{}: invalid JSON: {}", gen.string(), e.what());
     }
     if (!m->generation_config_.is_object()) fail("{}: expected a JSON object", gen.string());

@@ -40,7 +40,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(header_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     fail("{}: header is not valid JSON: {}", path, e.what());
   }
   if (!header.is_object()) fail("{}: header must be a JSON object", path);

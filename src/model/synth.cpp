@@ -80,7 +80,7 @@ void write_json(const fs::path& p, const nlohmann::ordered_json& j) {
 nlohmann::ordered_json read_json(const fs::path& p) {
   try {
     return nlohmann::ordered_json::parse(read_text_file(p.string()));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     fail("{}: invalid JSON: {}", p.string(), e.what());
   }
 }
@@ -97,7 +97,7 @@ void write_tokenizer(const SynthOptions& o) {
   nlohmann::json tok;
   try {
     tok = nlohmann::json::parse(read_text_file((src / "tokenizer.json").string()));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     fail("{}: invalid JSON: {}", (src / "tokenizer.json").string(), e.what());
   }
   if (!tok.contains("added_tokens") || !tok["added_tokens"].is_array())

@@ -26,7 +26,7 @@ TensorStore TensorStore::open_hf_dir(const std::string& dir) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(read_text_file(index.string()));
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       fail("{}: invalid JSON: {}", index.string(), e.what());
     }
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())

@@ -54,6 +54,23 @@ def check_exit_contract():
         print("ok   --help states the exit-status contract")
 
 
+def check_number_overflow(model, tmp):
+    """A JSON number past double's range is bad input naming the file, not an internal error."""
+    import shutil
+    for name, field in (("config.json", "rms_norm_eps"), ("generation_config.json", "temperature")):
+        bad = os.path.join(tmp, "overflow_" + name.split(".")[0])
+        shutil.copytree(model, bad)
+        path = os.path.join(bad, name)
+        with open(path) as f:
+            j = json.load(f)
+        j[field] = "OVERFLOW"
+        with open(path, "w") as f:
+            f.write(json.dumps(j).replace('"OVERFLOW"', "1e999"))
+        args = ["next", "--model", bad, "--tokens", "1,2"] if name == "config.json" else \
+            ["generate", "--model", bad, "--tokens", "1,2", "--max-new-tokens", "1"]
+        expect_error(args, path + ": invalid JSON")
+
+
 def main():
     global BIN
     ap = argparse.ArgumentParser()
@@ -68,6 +85,7 @@ def main():
     assert r.returncode == 0, r.stderr
 
     check_exit_contract()
+    check_number_overflow(model, tmp)
     expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
     expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
     expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
