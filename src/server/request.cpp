@@ -90,38 +90,37 @@ std::int32_t eos_id_of(const engine::LoadedModel& lm) {
   return ids.size() == 1 ? ids[0] : -1;
 }
 
-// The sampling fields both endpoints share, over `c`. `max_tokens_min`: chat 1, completions 0.
-void apply_sampling(const json& body, decode::GenerationConfig& c, const ServerLimits& limits,
-                    std::size_t prompt_len, int max_tokens_min, bool completions) {
+// The plain number fields: request name (also the GenerationConfig field), member and range.
+struct NumberField {
+  const char* name;
+  double decode::GenerationConfig::*member;
+  double lo, hi;
+  bool lo_open;  // the range excludes `lo`
+};
+constexpr NumberField kNumberFields[] = {
+    {"temperature", &decode::GenerationConfig::temperature, 0, 2, false},
+    {"top_p", &decode::GenerationConfig::top_p, 0, 1, true},
+    {"min_p", &decode::GenerationConfig::min_p, 0, 1, false},
+    {"repetition_penalty", &decode::GenerationConfig::repetition_penalty, 0, 10, true},
+    {"presence_penalty", &decode::GenerationConfig::presence_penalty, -2, 2, false},
+    {"frequency_penalty", &decode::GenerationConfig::frequency_penalty, -2, 2, false},
+};
+
+// The sampling fields both endpoints share, over `c`. Returns max_tokens as asked: at least 1,
+// or 0 for completions that only score a prompt.
+std::int64_t apply_sampling(const json& body, decode::GenerationConfig& c,
+                            const ServerLimits& limits, std::size_t prompt_len, bool completions) {
   const auto V = limits.model->model().config().vocab_size;
-  if (const json* v = field(body, "temperature")) {
-    c.temperature = number(*v, "temperature", 0, 2);
-    mark(c, "temperature");
-  }
-  if (const json* v = field(body, "top_p")) {
-    c.top_p = number(*v, "top_p", 0, 1, true);
-    mark(c, "top_p");
+  for (const NumberField& f : kNumberFields) {
+    if (const json* v = field(body, f.name)) {
+      c.*f.member = number(*v, f.name, f.lo, f.hi, f.lo_open);
+      mark(c, f.name);
+    }
   }
   if (const json* v = field(body, "top_k")) {
     const auto k = integer(*v, "top_k", -1, V);
     c.top_k = k < 0 ? 0 : static_cast<int>(k);
     mark(c, "top_k");
-  }
-  if (const json* v = field(body, "min_p")) {
-    c.min_p = number(*v, "min_p", 0, 1);
-    mark(c, "min_p");
-  }
-  if (const json* v = field(body, "repetition_penalty")) {
-    c.repetition_penalty = number(*v, "repetition_penalty", 0, 10, true);
-    mark(c, "repetition_penalty");
-  }
-  if (const json* v = field(body, "presence_penalty")) {
-    c.presence_penalty = number(*v, "presence_penalty", -2, 2);
-    mark(c, "presence_penalty");
-  }
-  if (const json* v = field(body, "frequency_penalty")) {
-    c.frequency_penalty = number(*v, "frequency_penalty", -2, 2);
-    mark(c, "frequency_penalty");
   }
   if (const json* v = field(body, "logit_bias")) {
     if (!v->is_object()) bad("logit_bias", "'logit_bias' must be an object {\"token id\": bias}");
@@ -187,7 +186,7 @@ void apply_sampling(const json& body, decode::GenerationConfig& c, const ServerL
   // Length: what is left of the context unless max_tokens says less.
   const auto room = static_cast<std::int64_t>(limits.ctx) - static_cast<std::int64_t>(prompt_len);
   const char* prompt_param = completions ? "prompt" : "messages";
-  if (room <= 0 || (room < 1 && max_tokens_min > 0))
+  if (room <= 0)
     throw ApiError(400,
                    fmt::format("the prompt has {} tokens but the context holds {} positions "
                                "(--ctx {}): shorten it",
@@ -196,7 +195,7 @@ void apply_sampling(const json& body, decode::GenerationConfig& c, const ServerL
   std::int64_t max_tokens = room;
   for (const char* name : {"max_tokens", "max_completion_tokens"}) {
     if (const json* v = field(body, name)) {
-      max_tokens = integer(*v, name, max_tokens_min, std::numeric_limits<std::int32_t>::max());
+      max_tokens = integer(*v, name, completions ? 0 : 1, std::numeric_limits<std::int32_t>::max());
       if (max_tokens > room)
         throw ApiError(400,
                        fmt::format("'{}' is {} but the prompt's {} tokens leave {} of the {} "
@@ -251,6 +250,7 @@ void apply_sampling(const json& body, decode::GenerationConfig& c, const ServerL
   } catch (const std::exception& e) {
     bad("", e.what());
   }
+  return max_tokens;
 }
 
 int trace_top_n(const json& body) {
@@ -287,12 +287,11 @@ void read_common(const json& body, ParsedRequest& r, const ServerLimits& limits)
 }
 
 Job make_job(const json& body, const ParsedRequest& r, std::vector<std::int32_t> prompt,
-             const ServerLimits& limits, int max_tokens_min) {
+             const ServerLimits& limits) {
   Job job;
   job.config = limits.defaults;
   job.config.num_return_sequences = r.n;
-  apply_sampling(body, job.config, limits, prompt.size(), max_tokens_min, !r.chat);
-  job.score_only = !r.chat && body.contains("max_tokens") && body["max_tokens"] == 0;
+  job.score_only = apply_sampling(body, job.config, limits, prompt.size(), !r.chat) == 0;
   job.prompt = std::move(prompt);
   job.top_logprobs = r.logprobs ? r.top_logprobs : -1;
   if (const json* v = field(body, "logprobs_mode")) {
@@ -462,7 +461,7 @@ ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits) {
   r.parse_tools = tools.is_array() && !tools.empty();
   const std::string text = render_chat(*messages, tools, true, limits);
   const Tokenizer& tok = limits.model->require_tokenizer("messages");
-  r.jobs.push_back(make_job(body, r, tok.encode(text), limits, 1));
+  r.jobs.push_back(make_job(body, r, tok.encode(text), limits));
   r.prompt_texts.push_back(text);
   return r;
 }
@@ -507,7 +506,7 @@ ParsedRequest parse_completion_request(const json& body, const ServerLimits& lim
     bad("n", fmt::format("{} prompts x n {} exceed --parallel {}", prompts.size(), r.n,
                          limits.parallel));
   for (auto& [ids, text] : prompts) {
-    r.jobs.push_back(make_job(body, r, std::move(ids), limits, 0));
+    r.jobs.push_back(make_job(body, r, std::move(ids), limits));
     r.prompt_texts.push_back(text);
   }
   return r;
