@@ -143,7 +143,8 @@ class SamplingRun final : public RunState {
     s.result.logprob += c.raw_logprob;
     s.result.processed_logprob += c.logprob;
     if (o.on_token)
-      o.on_token(index, {s.step, c.token, c.raw_logprob, c.logprob, raw, s.sampler.final_scores()});
+      o.on_token(index, {s.step, c.token, c.raw_logprob, c.logprob, c.raw_log_sum_exp,
+                         c.log_sum_exp, raw, s.sampler.final_scores()});
     s.tokens.push_back(c.token);
     s.result.tokens.push_back(c.token);
     if (tracing) {
@@ -224,16 +225,20 @@ std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const Request&
   return std::make_unique<SamplingRun>(source, job, first_seq, std::move(run));
 }
 
+std::unique_ptr<RunState> make_run(LogitsSource& source, const Request& job, int first_seq) {
+  GenerationRun run;
+  run.mode = decode_mode(job.config);
+  run.seed = job.config.seed ? *job.config.seed : random_seed();
+  return is_beam(run.mode) ? make_beam_run(source, job, first_seq, std::move(run))
+                           : make_sampling_run(source, job, first_seq, std::move(run));
+}
+
 std::vector<GenerationRun> generate_batch(LogitsSource& source, std::span<const Request> jobs) {
   for (const auto& job : jobs) check_request(source, job);
   std::vector<std::unique_ptr<RunState>> runs;
   int next_seq = 0;
   for (const auto& job : jobs) {
-    GenerationRun run;
-    run.mode = decode_mode(job.config);
-    run.seed = job.config.seed ? *job.config.seed : random_seed();
-    runs.push_back(is_beam(run.mode) ? make_beam_run(source, job, next_seq, std::move(run))
-                                     : make_sampling_run(source, job, next_seq, std::move(run)));
+    runs.push_back(make_run(source, job, next_seq));
     next_seq += sequence_ids_needed(job.config);
   }
   std::vector<Feed> feeds;

@@ -57,6 +57,8 @@ struct TokenChoice {
   std::int32_t token = -1;
   double raw_logprob = 0;
   double logprob = 0;
+  double raw_log_sum_exp = 0;  // of `raw` (0 when raw log-probabilities are off)
+  double log_sum_exp = 0;      // of `processed`
   std::span<const float> raw;
   std::span<const float> processed;
 };

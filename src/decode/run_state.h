@@ -34,6 +34,9 @@ std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const Request&
 // Beam search or beam sampling (beam_search.cpp).
 std::unique_ptr<RunState> make_beam_run(LogitsSource& source, const Request& job, int first_seq,
                                         GenerationRun run);
+// The run a request becomes (beam search or sampling), its seed drawn at random when the
+// config has none; the request must have passed check_request and outlive the run.
+std::unique_ptr<RunState> make_run(LogitsSource& source, const Request& job, int first_seq);
 // The header of a run (stage order, settings and their sources).
 RunHeader make_header(const GenerationConfig& config, DecodeMode mode, std::uint64_t seed,
                       const ProcessorChain& chain, std::size_t prompt_len);

@@ -45,17 +45,18 @@ Choice Sampler::choose(std::span<const float> raw, const TokenHistory& history,
     chain_.apply(work_, history);
   }
   Choice c;
-  double final_lse = 0;  // the sampling walk's own sum gives it without a second pass
-  if (mode_ == DecodeMode::sample) {
+  if (mode_ == DecodeMode::sample) {  // the sampling walk's own sum gives the log-sum-exp
     c.draw = options.draw ? *options.draw : rng_.uniform();
-    c.token = choose_sample(work_, *c.draw, &final_lse);
+    c.token = choose_sample(work_, *c.draw, &c.log_sum_exp);
   } else {
     c.token = choose_greedy(work_);
-    final_lse = log_sum_exp(work_);
+    c.log_sum_exp = log_sum_exp(work_);
   }
-  if (options.raw_logprob || trace != nullptr)
-    c.raw_logprob = static_cast<double>(raw[c.token]) - log_sum_exp(raw);
-  c.logprob = static_cast<double>(work_[c.token]) - final_lse;
+  if (options.raw_logprob || trace != nullptr) {
+    c.raw_log_sum_exp = log_sum_exp(raw);
+    c.raw_logprob = static_cast<double>(raw[c.token]) - c.raw_log_sum_exp;
+  }
+  c.logprob = static_cast<double>(work_[c.token]) - c.log_sum_exp;
   if (options.accept) chain_.accept(c.token);
   if (trace != nullptr) {
     trace->draw = c.draw;

@@ -34,6 +34,10 @@ struct Choice {
   std::int32_t token = -1;
   double raw_logprob = 0;  // log_softmax of the raw scores at the token: the model's view
   double logprob = 0;      // log_softmax of the processed scores: the distribution drawn from
+  // The log-sum-exps behind them, for callers that want other tokens' logprobs too (raw: 0
+  // when ChoiceOptions::raw_logprob was off).
+  double raw_log_sum_exp = 0;
+  double log_sum_exp = 0;
   std::optional<double> draw;
 };
 

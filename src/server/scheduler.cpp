@@ -253,8 +253,10 @@ void Scheduler::admit() {
       const Job& j = job->job;
       TokenEvent e{choice, {c.token, j.processed_logprobs ? c.logprob : c.raw_logprob, {}}, false};
       if (j.top_logprobs > 0) {
-        const auto scores = j.processed_logprobs ? c.processed : c.raw;
-        e.token.top = top_logprobs(scores, j.top_logprobs, decode::log_sum_exp(scores));
+        // raw_logprobs is on whenever raw logprobs are asked for, so both sums are there.
+        e.token.top = j.processed_logprobs
+                          ? top_logprobs(c.processed, j.top_logprobs, c.log_sum_exp)
+                          : top_logprobs(c.raw, j.top_logprobs, c.raw_log_sum_exp);
       }
       const auto& eos = j.config.eos_token_id;
       e.eos = std::find(eos.begin(), eos.end(), c.token) != eos.end();
@@ -364,18 +366,16 @@ void Scheduler::run_step() {
       a.channel->push(a.index, PromptLogprobsEvent{std::move(a.prompt_logprobs)});
     a.request.cached_prefix = a.prefilled;
     if (a.job.score_only) a.request.config.max_new_tokens = 0;  // the run ends at once
-    decode::GenerationRun run;
-    run.mode = decode::decode_mode(a.request.config);
-    run.seed = a.request.config.seed ? *a.request.config.seed : decode::random_seed();
-    a.run = decode::make_sampling_run(deferred_, a.request, a.first_seq, std::move(run));
+    a.run = decode::make_run(deferred_, a.request, a.first_seq);
   };
-  for (auto& a : active_) {
-    if (!a->run) continue;
+  const auto run_feeds = [&](Active& a) {
     const std::size_t first = feeds.size();
-    a->run->feeds(feeds);
-    owners.push_back({a.get(), first, feeds.size() - first, false});
-  }
-  for (const auto& f : feeds) tokens += f.tokens.size();
+    a.run->feeds(feeds);
+    owners.push_back({&a, first, feeds.size() - first, false});
+    for (std::size_t i = first; i < feeds.size(); ++i) tokens += feeds[i].tokens.size();
+  };
+  for (auto& a : active_)
+    if (a->run) run_feeds(*a);
   // Prefill from what is left of the budget; at least a small chunk, so prompts always advance.
   std::size_t budget =
       std::max<std::size_t>(32, static_cast<std::size_t>(options_.step_tokens) -
@@ -385,23 +385,15 @@ void Scheduler::run_step() {
     if (!a->reuse_checked && !reuse_prefix(*a)) continue;  // waits for a prompt it shares
     const std::size_t n = a->job.prompt.size();
     const std::size_t rest = n - a->prefilled;
-    if (!a->job.prompt_logprobs && rest <= budget) {
-      start_run(*a);  // the run feeds the rest of the prompt itself, in this step
-      const std::size_t first = feeds.size();
-      a->run->feeds(feeds);
-      owners.push_back({a.get(), first, feeds.size() - first, false});
-      budget -= rest;
-      continue;
-    }
     // Prompt logprobs need every row's scores: smaller chunks bound that buffer (rows x vocab).
     const std::size_t cap = a->job.prompt_logprobs ? std::min<std::size_t>(budget, 32) : budget;
     const std::size_t chunk = std::min(cap, n - 1 - a->prefilled);
-    if (chunk == 0) {  // all but the last token cached: the run takes it from here
+    // The rest of the prompt fits this step (and needs no rows of scores), or only its last
+    // token is left: the run feeds it itself, in this step.
+    if ((!a->job.prompt_logprobs && rest <= budget) || chunk == 0) {
       start_run(*a);
-      const std::size_t first = feeds.size();
-      a->run->feeds(feeds);
-      owners.push_back({a.get(), first, feeds.size() - first, false});
-      budget -= 1;
+      run_feeds(*a);
+      budget -= rest;
       continue;
     }
     owners.push_back({a.get(), feeds.size(), 1, true});
