@@ -24,6 +24,7 @@ struct ServeOptions {
   server::HttpOptions http;
   server::SchedulerOptions scheduler;
   int ctx = 4096;
+  std::size_t keep_mib = 512;
   std::string served_name;
 };
 
@@ -58,8 +59,9 @@ void run_serve(ServeOptions& o) {
 
   ThreadPool pool(o.model.threads);
   engine::Engine engine(lm.model(), pool);
+  server::GenerationStore store(o.keep_mib << 20);  // before the scheduler: its jobs point here
   server::Scheduler scheduler(engine, pool, lm, o.scheduler);
-  server::HttpServer http(lm, scheduler, limits, o.http);
+  server::HttpServer http(lm, scheduler, store, limits, o.http);
   const int port = http.bind();
   std::thread serving([&] { http.run(); });
   fmt::print(stderr,
@@ -111,6 +113,11 @@ void add_serve_command(CLI::App& app) {
                   "Prompt positions kept so later prompts that start the same way reuse their "
                   "KV (0: off)")
       ->capture_default_str();
+  cmd->add_option("--keep-mib", o->keep_mib,
+                  "MiB of kept generations' logits (logitscope.keep: the page's replay), least "
+                  "recently used dropped first")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20));
   cmd->add_option("--max-body", o->http.max_body, "Largest request body in bytes (413 above)")
       ->capture_default_str();
   cmd->add_option("--served-model-name", o->served_name,

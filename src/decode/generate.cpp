@@ -144,7 +144,7 @@ class SamplingRun final : public RunState {
     s.result.processed_logprob += c.logprob;
     if (o.on_token)
       o.on_token(index, {s.step, c.token, c.raw_logprob, c.logprob, c.raw_log_sum_exp,
-                         c.log_sum_exp, raw, s.sampler.final_scores()});
+                         c.log_sum_exp, raw, s.sampler.final_scores(), c.draw});
     s.tokens.push_back(c.token);
     s.result.tokens.push_back(c.token);
     if (tracing) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,6 +62,7 @@ struct TokenChoice {
   double log_sum_exp = 0;      // of `processed`
   std::span<const float> raw;
   std::span<const float> processed;
+  std::optional<double> draw;  // the uniform draw sampled with (none for greedy)
 };
 
 struct GenerateOptions {

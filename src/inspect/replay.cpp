@@ -82,11 +82,18 @@ decode::GenerationConfig recorded_config(const Recording& r) {
 std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits,
                                std::int32_t vocab, const decode::GenerationConfig& config,
                                int top_n) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const auto V = static_cast<std::size_t>(vocab);
   if (vocab <= 0 || logits.size() < r.steps.size() * V)
     fail("{}: the logits hold {} rows of {} values, the trace has {} steps", r.logits_file,
          vocab > 0 ? logits.size() / V : 0, vocab, r.steps.size());
+  return replay(
+      r, [&](std::size_t k) { return logits.subspan(k * V, V); }, vocab, config, top_n);
+}
+
+std::vector<ReplayStep> replay(const Recording& r, const LogitsRowFn& row, std::int32_t vocab,
+                               const decode::GenerationConfig& config, int top_n,
+                               const ReplayFocus& focus) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const decode::DecodeMode mode = decode::decode_mode(config);
   if (decode::is_beam(mode))
     fail("replay re-scores one sequence step by step; --num-beams must be 1");
@@ -94,10 +101,16 @@ std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits
   std::vector<std::int32_t> history(r.prompt);
   std::vector<ReplayStep> out;
   for (std::size_t k = 0; k < r.steps.size(); ++k) {
-    const std::span<const float> raw = logits.subspan(k * V, V);
+    const std::span<const float> raw = row(k);
     decode::ChoiceOptions how;
     how.draw = r.steps[k].draw;  // the recorded draw, so that only the settings differ
     how.accept = false;          // the road taken is the recorded one
+    if (static_cast<int>(k) == focus.step && focus.trace != nullptr) {
+      focus.trace->sequence = 0;
+      focus.trace->step = static_cast<int>(k);
+      how.trace = focus.trace;
+      how.trace_top_n = focus.trace_top_n;
+    }
     const decode::Choice choice = sampler.choose(raw, {history, r.prompt.size()}, how);
     const std::span<const float> work = sampler.final_scores();
     ReplayStep s;

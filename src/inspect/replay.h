@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -62,6 +63,20 @@ ForkResult replay_fork(decode::LogitsSource& source, const Recording& r, int ste
                        std::int32_t token, const decode::GenerationConfig& config,
                        const decode::TokenBytesFn& token_bytes);
 
+// Step k's `vocab` raw logits (a row that stays valid for the call).
+using LogitsRowFn = std::function<std::span<const float>(std::size_t step)>;
+
+// One step to show in full: its trace (raw top, every stage, the choice) is filled in.
+struct ReplayFocus {
+  int step = -1;  // -1: none
+  decode::StepTrace* trace = nullptr;
+  int trace_top_n = 10;
+};
+
+// `row(k)` gives the raw logits of recorded step k, for every step of `r`.
+std::vector<ReplayStep> replay(const Recording& r, const LogitsRowFn& row, std::int32_t vocab,
+                               const decode::GenerationConfig& config, int top_n,
+                               const ReplayFocus& focus = {});
 // `logits` holds one row of `vocab` raw logits per recorded step.
 std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits,
                                std::int32_t vocab, const decode::GenerationConfig& config,

@@ -5,12 +5,14 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <bit>
 #include <chrono>
 #include <random>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "server/microscope.h"
 #include "server/response.h"
 
 namespace ls::server {
@@ -128,10 +130,11 @@ struct Generation {
 
 }  // namespace
 
-HttpServer::HttpServer(const engine::LoadedModel& model, Scheduler& scheduler, ServerLimits limits,
-                       HttpOptions options)
+HttpServer::HttpServer(const engine::LoadedModel& model, Scheduler& scheduler,
+                       GenerationStore& store, ServerLimits limits, HttpOptions options)
     : model_(model),
       scheduler_(scheduler),
+      store_(store),
       limits_(std::move(limits)),
       options_(std::move(options)),
       http_(std::make_unique<httplib::Server>()) {
@@ -225,6 +228,73 @@ void HttpServer::routes() {
          [this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); });
   s.Post("/apply-template",
          [this](const httplib::Request& req, httplib::Response& res) { apply_template(req, res); });
+  microscope_routes();
+}
+
+void HttpServer::microscope_routes() {
+  httplib::Server& s = *http_;
+  // The page: its own files only; the policy keeps it from loading anything from elsewhere.
+  s.Get(R"(/|/index\.html|/assets/.+|/favicon\.svg)",
+        [](const httplib::Request& req, httplib::Response& res) {
+          const WebAsset* a = find_web_asset(req.path);
+          if (a == nullptr) {
+            send_error(res, ApiError(404, fmt::format("no file {}", req.path), "", "not_found"));
+            return;
+          }
+          std::string type(a->content_type);
+          if (type.rfind("text/", 0) == 0) type += "; charset=utf-8";
+          res.set_header("Content-Security-Policy",
+                         "default-src 'self'; img-src 'self' data: blob:; style-src 'self' "
+                         "'unsafe-inline'");
+          res.set_header("X-Content-Type-Options", "nosniff");
+          res.set_header("Cache-Control", "no-cache");
+          res.set_content(std::string(a->body), type);
+        });
+  s.Get("/v1/logitscope/info", [this](const httplib::Request&, httplib::Response& res) {
+    guarded(res, [&] { send_json(res, info_json(limits_)); });
+  });
+  const auto kept = [this](const std::string& id) {
+    auto g = store_.find(id);
+    if (!g)
+      throw ApiError(404,
+                     fmt::format("no kept generation '{}' (never kept, or dropped to stay within "
+                                 "--keep-mib)",
+                                 id),
+                     "generation", "not_found");
+    return g->snapshot();
+  };
+  const auto vocab = model_.model().config().vocab_size;
+  s.Get(R"(/v1/logitscope/generations/([^/]+))",
+        [kept, vocab](const httplib::Request& req, httplib::Response& res) {
+          guarded(res, [&] { send_json(res, generation_json(kept(req.matches[1]), vocab)); });
+        });
+  s.Get(R"(/v1/logitscope/generations/([^/]+)/logits/([0-9]+))",
+        [kept](const httplib::Request& req, httplib::Response& res) {
+          guarded(res, [&] {
+            const KeptGeneration::Snapshot g = kept(req.matches[1]);
+            const std::string k = req.matches[2];
+            const std::size_t step = k.size() > 9 ? g.rows.size() : std::stoul(k);
+            if (step >= g.rows.size())
+              throw ApiError(404,
+                             fmt::format("generation {} keeps the logits of steps 0..{}, not {}",
+                                         g.id, static_cast<long>(g.rows.size()) - 1, k),
+                             "step", "not_found");
+            static_assert(std::endian::native == std::endian::little);  // the wire format
+            const std::vector<float>& row = *g.rows[step];
+            res.set_content(
+                std::string(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float)),
+                "application/octet-stream");
+          });
+        });
+  s.Post(
+      "/v1/logitscope/replay", [this, kept](const httplib::Request& req, httplib::Response& res) {
+        guarded(res, [&] {
+          const json body = parse_body(req);
+          if (!body.contains("generation") || !body["generation"].is_string())
+            throw ApiError(400, "'generation' (a kept generation's id) is required", "generation");
+          send_json(res, replay_json(kept(body["generation"].get<std::string>()), body, limits_));
+        });
+      });
 }
 
 void HttpServer::tokenize(const httplib::Request& req, httplib::Response& res) {
@@ -274,6 +344,8 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
     const json body = parse_body(req);
     ParsedRequest parsed =
         chat ? parse_chat_request(body, limits_) : parse_completion_request(body, limits_);
+    if (parsed.keep)
+      parsed.jobs[0].keep = store_.create(parsed.jobs[0].prompt, parsed.jobs[0].config);
     auto g = std::make_shared<Generation>(
         std::move(parsed), model_, random_id(chat ? "chatcmpl-" : "cmpl-"), limits_.served_name);
     if (!scheduler_.submit(g->request.jobs, g->channel))

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/loaded_model.h"
+#include "server/generation_store.h"
 #include "server/metrics.h"
 #include "server/request.h"
 #include "server/scheduler.h"
@@ -32,8 +33,9 @@ struct HttpOptions {
 
 class HttpServer {
  public:
-  HttpServer(const engine::LoadedModel& model, Scheduler& scheduler, ServerLimits limits,
-             HttpOptions options);
+  // `store` keeps the generations requests ask to keep (logitscope.keep).
+  HttpServer(const engine::LoadedModel& model, Scheduler& scheduler, GenerationStore& store,
+             ServerLimits limits, HttpOptions options);
   ~HttpServer();
 
   int bind();  // binds host:port; returns the port; throws when it cannot
@@ -47,9 +49,11 @@ class HttpServer {
   void tokenize(const httplib::Request& req, httplib::Response& res);
   void detokenize(const httplib::Request& req, httplib::Response& res);
   void apply_template(const httplib::Request& req, httplib::Response& res);
+  void microscope_routes();  // the page and /v1/logitscope/*
 
   const engine::LoadedModel& model_;
   Scheduler& scheduler_;
+  GenerationStore& store_;
   ServerLimits limits_;
   HttpOptions options_;
   std::unique_ptr<httplib::Server> http_;

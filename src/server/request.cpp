@@ -106,22 +106,36 @@ constexpr NumberField kNumberFields[] = {
     {"frequency_penalty", &decode::GenerationConfig::frequency_penalty, -2, 2, false},
 };
 
+decode::OrderPreset order_preset(const json& v, const std::string& param) {
+  const std::string& p = string(v, param);
+  if (p == "hf") return decode::OrderPreset::hf;
+  if (p == "vllm") return decode::OrderPreset::vllm;
+  if (p == "llama_cpp") return decode::OrderPreset::llama_cpp;
+  bad(param, fmt::format("'{}' must be hf, vllm or llama_cpp", param));
+}
+
+// The plain number fields and top_k of `obj` over `c`; `prefix` leads each param's name.
+void apply_numbers(const json& obj, decode::GenerationConfig& c, std::int64_t vocab,
+                   const std::string& prefix) {
+  for (const NumberField& f : kNumberFields) {
+    if (const json* v = field(obj, f.name)) {
+      c.*f.member = number(*v, prefix + f.name, f.lo, f.hi, f.lo_open);
+      mark(c, f.name);
+    }
+  }
+  if (const json* v = field(obj, "top_k")) {
+    const auto k = integer(*v, prefix + "top_k", -1, vocab);
+    c.top_k = k < 0 ? 0 : static_cast<int>(k);
+    mark(c, "top_k");
+  }
+}
+
 // The sampling fields both endpoints share, over `c`. Returns max_tokens as asked: at least 1,
 // or 0 for completions that only score a prompt.
 std::int64_t apply_sampling(const json& body, decode::GenerationConfig& c,
                             const ServerLimits& limits, std::size_t prompt_len, bool completions) {
   const auto V = limits.model->model().config().vocab_size;
-  for (const NumberField& f : kNumberFields) {
-    if (const json* v = field(body, f.name)) {
-      c.*f.member = number(*v, f.name, f.lo, f.hi, f.lo_open);
-      mark(c, f.name);
-    }
-  }
-  if (const json* v = field(body, "top_k")) {
-    const auto k = integer(*v, "top_k", -1, V);
-    c.top_k = k < 0 ? 0 : static_cast<int>(k);
-    mark(c, "top_k");
-  }
+  apply_numbers(body, c, V, "");
   if (const json* v = field(body, "logit_bias")) {
     if (!v->is_object()) bad("logit_bias", "'logit_bias' must be an object {\"token id\": bias}");
     for (const auto& [key, bias] : v->items()) {
@@ -231,15 +245,7 @@ std::int64_t apply_sampling(const json& body, decode::GenerationConfig& c,
       mark(c, "sequence_bias");
     }
     if (const json* v = field(*ext, "order_preset")) {
-      const std::string& p = string(*v, "logitscope.order_preset");
-      if (p == "hf")
-        c.order_preset = decode::OrderPreset::hf;
-      else if (p == "vllm")
-        c.order_preset = decode::OrderPreset::vllm;
-      else if (p == "llama_cpp")
-        c.order_preset = decode::OrderPreset::llama_cpp;
-      else
-        bad("logitscope.order_preset", "'logitscope.order_preset' must be hf, vllm or llama_cpp");
+      c.order_preset = order_preset(*v, "logitscope.order_preset");
       mark(c, "order_preset");
     }
   }
@@ -251,6 +257,16 @@ std::int64_t apply_sampling(const json& body, decode::GenerationConfig& c,
     bad("", e.what());
   }
   return max_tokens;
+}
+
+// logitscope.keep: the generation is kept for replay; one sequence of one prompt.
+bool keep_requested(const json& body, const ParsedRequest& r, std::size_t prompts) {
+  const json* ext = field(body, "logitscope");
+  const json* v = ext != nullptr && ext->is_object() ? field(*ext, "keep") : nullptr;
+  if (v == nullptr || !boolean(*v, "logitscope.keep")) return false;
+  if (r.n != 1) bad("n", "'logitscope.keep' keeps one sequence: 'n' must be 1");
+  if (prompts != 1) bad("prompt", "'logitscope.keep' keeps one sequence: give one prompt");
+  return true;
 }
 
 int trace_top_n(const json& body) {
@@ -411,6 +427,22 @@ decode::GenerationConfig server_defaults(const engine::LoadedModel& lm) {
   return c;
 }
 
+void apply_replay_settings(const json& settings, decode::GenerationConfig& c,
+                           const ServerLimits& limits) {
+  if (!settings.is_object()) bad("settings", "'settings' must be an object");
+  apply_numbers(settings, c, limits.model->model().config().vocab_size, "settings.");
+  if (const json* v = field(settings, "order_preset")) {
+    c.order_preset = order_preset(*v, "settings.order_preset");
+    mark(c, "order_preset");
+  }
+  c.do_sample = true;  // temperature 0 is greedy, as in a request
+  try {
+    decode::validate(c);
+  } catch (const std::exception& e) {
+    bad("settings", e.what());
+  }
+}
+
 std::string render_chat(const json& messages, const json& tools, bool add_generation_prompt,
                         const ServerLimits& limits) {
   const json normalized = normalize_messages(messages);
@@ -463,6 +495,7 @@ ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits) {
   const Tokenizer& tok = limits.model->require_tokenizer("messages");
   r.jobs.push_back(make_job(body, r, tok.encode(text), limits));
   r.prompt_texts.push_back(text);
+  r.keep = keep_requested(body, r, 1);
   return r;
 }
 
@@ -509,6 +542,9 @@ ParsedRequest parse_completion_request(const json& body, const ServerLimits& lim
     r.jobs.push_back(make_job(body, r, std::move(ids), limits));
     r.prompt_texts.push_back(text);
   }
+  r.keep = keep_requested(body, r, prompts.size());
+  if (r.keep && r.jobs[0].score_only)
+    bad("max_tokens", "'logitscope.keep' needs a generation: 'max_tokens' must be at least 1");
   return r;
 }
 

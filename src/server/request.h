@@ -56,10 +56,16 @@ struct ParsedRequest {
   int top_logprobs = 0;
   bool echo = false;
   bool parse_tools = false;  // tools were given: <tool_call> blocks become tool_calls
+  bool keep = false;         // logitscope.keep: keep the generation for replay
 };
 
 ParsedRequest parse_chat_request(const nlohmann::json& body, const ServerLimits& limits);
 ParsedRequest parse_completion_request(const nlohmann::json& body, const ServerLimits& limits);
+
+// A replay's `settings` (API.md): the number fields, top_k and order_preset over the recorded
+// config `c`, checked as a request's are; `param` names settings.FIELD.
+void apply_replay_settings(const nlohmann::json& settings, decode::GenerationConfig& c,
+                           const ServerLimits& limits);
 
 // The chat template over checked messages (and tools); `param` names the messages field.
 std::string render_chat(const nlohmann::json& messages, const nlohmann::json& tools,

@@ -150,7 +150,11 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
       [&](const auto& e) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, HeaderEvent>) {
-          const json header = decode::header_json(e.header);
+          json header = decode::header_json(e.header);
+          if (!e.generation.empty()) {
+            header["generation"] = e.generation;
+            header["prompt_token_ids"] = request_.jobs[job].prompt;
+          }
           if (job == 0) header_ = header;
           cached_tokens_ += e.cached_tokens;
           if (request_.echo)

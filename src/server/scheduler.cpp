@@ -91,6 +91,9 @@ struct Scheduler::Active {
   bool prompt_in_kv = false;   // the run has fed the whole prompt (its first step is done)
   std::unique_ptr<decode::RunState> run;
   std::vector<TokenLogprob> prompt_logprobs;
+  ~Active() {
+    if (job.keep) job.keep->finish();  // finished, cancelled or failed: it grows no more
+  }
 };
 
 Scheduler::Scheduler(engine::Engine& engine, ThreadPool& pool, const engine::LoadedModel& model,
@@ -240,7 +243,14 @@ void Scheduler::admit() {
     o.token_bytes = [this](std::int32_t id) { return model_.token_bytes(id); };
     o.raw_logprobs = job->job.top_logprobs >= 0 && !job->job.processed_logprobs;
     o.on_header = [job](const decode::RunHeader& h) {
-      job->channel->push(job->index, HeaderEvent{h, job->cached});
+      HeaderEvent e{h, job->cached, ""};
+      if (const auto& keep = job->job.keep) {
+        e.generation = keep->id();
+        nlohmann::json header = decode::header_json(h);
+        header["prompt_token_ids"] = job->job.prompt;
+        keep->set_header(std::move(header));
+      }
+      job->channel->push(job->index, std::move(e));
     };
     o.on_text = [job](int choice, std::string_view text) {
       job->channel->push(job->index, TextEvent{choice, std::string(text)});
@@ -261,6 +271,7 @@ void Scheduler::admit() {
       const auto& eos = j.config.eos_token_id;
       e.eos = std::find(eos.begin(), eos.end(), c.token) != eos.end();
       job->channel->push(job->index, std::move(e));
+      if (j.keep) j.keep->add_step(c.token, c.draw, c.raw);
       std::lock_guard stats_lock(mutex_);
       ++stats_.generation_tokens;
     };

@@ -23,6 +23,7 @@
 #include "decode/generate.h"
 #include "engine/engine.h"
 #include "engine/loaded_model.h"
+#include "server/generation_store.h"
 #include "server/prefix_cache.h"
 
 namespace ls::server {
@@ -38,6 +39,8 @@ struct Job {
   // max_tokens 0 (completions scoring a prompt): the prompt is prefilled (for its logprobs)
   // and nothing is generated. config.max_new_tokens stays >= 1 so the config validates.
   bool score_only = false;
+  // Set: every step's raw logits, token and draw are kept here (the logit microscope).
+  std::shared_ptr<KeptGeneration> keep;
 };
 
 struct TokenLogprob {
@@ -49,6 +52,7 @@ struct TokenLogprob {
 struct HeaderEvent {
   decode::RunHeader header;
   std::size_t cached_tokens = 0;  // prompt tokens whose KV came from another prompt
+  std::string generation;         // the kept generation's id ("" when not kept)
 };
 struct PromptLogprobsEvent {
   std::vector<TokenLogprob> tokens;  // for prompt[1..]; prompt[0] has none
