@@ -68,6 +68,7 @@ void run_serve(ServeOptions& o) {
              "logitscope serve: model {} ({}), context {} per sequence, {} in parallel, "
              "{} threads\n",
              limits.served_name, o.model.model, limits.ctx, o.scheduler.parallel, pool.size());
+  fmt::print(stderr, "the logit microscope (the web page): http://{}:{}/\n", o.http.host, port);
   fmt::print("listening on http://{}:{}\n", o.http.host, port);
   std::fflush(stdout);
 
