@@ -75,8 +75,8 @@ void print_next(const NextOptions& o, const LoadedModel& lm, const NextResult& r
     fmt::print("{}── prompt {}: \"{}\"\n", *index ? "\n" : "", *index,
                printable(clip_utf8(r.rendered, 60)));
   } else {
-    fmt::print("model        {} (qwen2, {} layers, hidden {}, {} weights, vocab {})\n", lm.path(),
-               c.num_hidden_layers, c.hidden_size, lm.model().weight_dtype(), V);
+    fmt::print("model        {} ({}, {} layers, hidden {}, {} weights, vocab {})\n", lm.path(),
+               c.model_type, c.num_hidden_layers, c.hidden_size, lm.model().weight_dtype(), V);
   }
   fmt::print("input        {} tokens\n", r.ids.size());
   fmt::print("logits       shape [1, {}]   min {:.4f}   max {:.4f}\n", V, s.min_logit, s.max_logit);

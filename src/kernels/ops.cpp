@@ -17,15 +17,12 @@ void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* ou
   for (std::size_t i = 0; i < n; ++i) out[i] = x[i] * inv * w[i];
 }
 
-void rope_angles(std::size_t pos, std::size_t head_dim, double theta, float* cos_out,
+void rope_angles(std::size_t pos, std::span<const double> inv_freq, double factor, float* cos_out,
                  float* sin_out) {
-  const std::size_t half = head_dim / 2;
-  for (std::size_t i = 0; i < half; ++i) {
-    const double inv_freq =
-        std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
-    const double angle = static_cast<double>(pos) * inv_freq;
-    cos_out[i] = static_cast<float>(std::cos(angle));
-    sin_out[i] = static_cast<float>(std::sin(angle));
+  for (std::size_t i = 0; i < inv_freq.size(); ++i) {
+    const double angle = static_cast<double>(pos) * inv_freq[i];
+    cos_out[i] = static_cast<float>(std::cos(angle) * factor);
+    sin_out[i] = static_cast<float>(std::sin(angle) * factor);
   }
 }
 

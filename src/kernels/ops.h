@@ -15,9 +15,10 @@ namespace ls::kernels {
 // out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]  (the sum of squares in double)
 void rmsnorm(const float* x, const float* w, std::size_t n, float eps, float* out);
 
-// Angles for one position: cos/sin[i] of pos * theta^(-2i/head_dim), i < head_dim/2,
+// Angles for one position: cos/sin[i] = cos/sin(pos * inv_freq[i]) * factor for each pair i
+// (inv_freq[i] = theta^(-2i/head_dim) by default; YaRN blends them and sets the factor),
 // computed in double and rounded once.
-void rope_angles(std::size_t pos, std::size_t head_dim, double theta, float* cos_out,
+void rope_angles(std::size_t pos, std::span<const double> inv_freq, double factor, float* cos_out,
                  float* sin_out);
 
 // Rotates each of n_heads vectors of head_dim in place: x1' = x1 cos - x2 sin,

@@ -1,8 +1,9 @@
 // Validation of config.json: each required key present with the right type and a sane value;
-// features this engine does not implement (sliding window, rope scaling) are refused by name
-// rather than silently ignored, because they would change the logits.
+// features this engine does not implement (sliding window, rope scaling other than YaRN) are
+// refused by name rather than silently ignored, because they would change the logits.
 #include "model/config.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -42,6 +43,84 @@ std::int64_t optional_token_id(const nlohmann::json& j, const char* key) {
   return it->get<std::int64_t>();
 }
 
+double number_in(const nlohmann::json& obj, const std::string& src, const char* key,
+                 double fallback) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_number() || !std::isfinite(it->get<double>()))
+    fail("{}: field 'rope_scaling.{}' must be a finite number, got {}", src, key, it->dump());
+  return it->get<double>();
+}
+
+// transformers' _compute_default_rope_parameters and _compute_yarn_parameters
+// (modeling_rope_utils): YaRN blends each pair's frequency between interpolated (1/factor) and
+// the original, by a linear ramp over the pairs whose wavelength lies between beta_fast and
+// beta_slow rotations of original_max_position_embeddings, and scales cos and sin by
+// attention_factor (default 0.1 ln(factor) + 1, or the mscale ratio). The explicit factor is
+// used (transformers 5's rule; older versions took max_position_embeddings / original when
+// both were given, the same number when the config is consistent).
+RopeConfig rope_config(const nlohmann::json& j, const ModelConfig& c, const std::string& src) {
+  const auto half = static_cast<std::size_t>(c.head_dim / 2);
+  const auto dim = static_cast<double>(c.head_dim);
+  RopeConfig r;
+  r.inv_freq.resize(half);
+  for (std::size_t i = 0; i < half; ++i)
+    r.inv_freq[i] = std::pow(c.rope_theta, -2.0 * static_cast<double>(i) / dim);
+  auto it = j.find("rope_scaling");
+  if (it == j.end() || it->is_null()) return r;
+  const nlohmann::json& s = *it;
+  if (!s.is_object()) fail("{}: rope_scaling must be an object or null, got {}", src, s.dump());
+  const nlohmann::json type =
+      s.contains("rope_type") ? s["rope_type"] : s.value("type", nlohmann::json(""));
+  if (type == "default") return r;
+  if (type != "yarn")
+    fail("{}: rope_scaling type {} is not supported (supported: yarn, default)", src, type.dump());
+  r.type = "yarn";
+  const double factor = number_in(s, src, "factor", 0);
+  if (!(factor >= 1)) fail("{}: rope_scaling.factor must be a number >= 1 for yarn", src);
+  const double original = number_in(s, src, "original_max_position_embeddings",
+                                    static_cast<double>(c.max_position_embeddings));
+  if (!(original >= 1) || original != std::floor(original))
+    fail("{}: rope_scaling.original_max_position_embeddings must be a positive integer", src);
+  r.factor = factor;
+  r.original_context = static_cast<std::int64_t>(original);
+  const auto mscale = [](double scale, double m) {
+    return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0;
+  };
+  const double m = number_in(s, src, "mscale", 0), m_all = number_in(s, src, "mscale_all_dim", 0);
+  r.attention_factor = number_in(
+      s, src, "attention_factor",
+      m != 0 && m_all != 0 ? mscale(factor, m) / mscale(factor, m_all) : mscale(factor, 1));
+  double beta_fast = number_in(s, src, "beta_fast", 32),
+         beta_slow = number_in(s, src, "beta_slow", 1);
+  if (beta_fast == 0) beta_fast = 32;  // transformers: `get("beta_fast") or 32`
+  if (beta_slow == 0) beta_slow = 1;
+  bool truncate = true;
+  if (s.contains("truncate")) {
+    if (!s["truncate"].is_boolean()) fail("{}: rope_scaling.truncate must be true or false", src);
+    truncate = s["truncate"].get<bool>();
+  }
+  // The pair index at which a frequency makes `rotations` turns over the original context.
+  const auto correction_dim = [&](double rotations) {
+    return dim * std::log(original / (rotations * 2 * M_PI)) / (2 * std::log(c.rope_theta));
+  };
+  double low = correction_dim(beta_fast), high = correction_dim(beta_slow);
+  if (truncate) low = std::floor(low), high = std::ceil(high);
+  low = std::max(low, 0.0);
+  high = std::min(high, dim - 1);
+  if (low == high) high += 0.001;  // transformers: "prevent singularity"
+  for (std::size_t i = 0; i < half; ++i) {
+    // In double (transformers: float32 tensors); the difference is ~1e-7 relative.
+    const float ramp =
+        std::clamp(static_cast<float>((static_cast<double>(i) - low) / (high - low)), 0.0f, 1.0f);
+    const double extrapolation_factor = 1.0 - ramp;
+    const double extrapolation = r.inv_freq[i], interpolation = r.inv_freq[i] / factor;
+    r.inv_freq[i] =
+        interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor;
+  }
+  return r;
+}
+
 }  // namespace
 
 ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src) {
@@ -50,8 +129,8 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src) 
   const auto& type = require(j, src, "model_type");
   if (!type.is_string()) fail("{}: field 'model_type' must be a string", src);
   c.model_type = type.get<std::string>();
-  if (c.model_type != "qwen2")
-    fail("{}: model_type '{}' is not supported (supported: qwen2)", src, c.model_type);
+  if (c.model_type != "qwen2" && c.model_type != "qwen3")
+    fail("{}: model_type '{}' is not supported (supported: qwen2, qwen3)", src, c.model_type);
   c.hidden_size = positive_int(j, src, "hidden_size");
   c.intermediate_size = positive_int(j, src, "intermediate_size");
   c.num_hidden_layers = positive_int(j, src, "num_hidden_layers");
@@ -67,10 +146,16 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src) 
     if (!it->is_boolean()) fail("{}: field 'tie_word_embeddings' must be true or false", src);
     c.tie_word_embeddings = it->get<bool>();
   }
-  if (c.hidden_size % c.num_attention_heads != 0)
-    fail("{}: hidden_size {} is not divisible by num_attention_heads {}", src, c.hidden_size,
-         c.num_attention_heads);
-  c.head_dim = c.hidden_size / c.num_attention_heads;
+  if (j.contains("head_dim") && !j["head_dim"].is_null()) {
+    c.head_dim = positive_int(j, src, "head_dim");
+  } else {
+    if (c.hidden_size % c.num_attention_heads != 0)
+      fail(
+          "{}: hidden_size {} is not divisible by num_attention_heads {} (and no head_dim is "
+          "given)",
+          src, c.hidden_size, c.num_attention_heads);
+    c.head_dim = c.hidden_size / c.num_attention_heads;
+  }
   if (c.head_dim % 2 != 0)
     fail("{}: head_dim {} must be even for rotary embeddings", src, c.head_dim);
   if (c.num_attention_heads % c.num_key_value_heads != 0)
@@ -80,8 +165,10 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src) 
     fail("{}: hidden_act {} is not supported (expected \"silu\")", src, it->dump());
   if (auto it = j.find("use_sliding_window"); it != j.end() && it->is_boolean() && it->get<bool>())
     fail("{}: use_sliding_window=true is not supported", src);
-  if (auto it = j.find("rope_scaling"); it != j.end() && !it->is_null())
-    fail("{}: rope_scaling {} is not supported", src, it->dump());
+  if (auto it = j.find("attention_bias");
+      it != j.end() && c.model_type == "qwen3" && (!it->is_boolean() || it->get<bool>()))
+    fail("{}: attention_bias {} is not supported for qwen3 (expected false)", src, it->dump());
+  c.rope = rope_config(j, c, src);
   c.bos_token_id = optional_token_id(j, "bos_token_id");
   c.eos_token_id = optional_token_id(j, "eos_token_id");
   return c;

@@ -5,23 +5,35 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace ls {
 
+// Rotary embedding: the inverse frequency of each of the head_dim/2 pairs and the factor on
+// cos and sin, as transformers' modeling_rope_utils computes them (default or YaRN).
+struct RopeConfig {
+  std::string type = "default";  // "default" or "yarn"
+  std::vector<double> inv_freq;  // [head_dim / 2]
+  double attention_factor = 1.0;
+  double factor = 1.0;                // yarn: rope_scaling.factor
+  std::int64_t original_context = 0;  // yarn: original_max_position_embeddings
+};
+
 struct ModelConfig {
-  std::string model_type;        // "qwen2"
+  std::string model_type;        // "qwen2" or "qwen3"
   std::int64_t hidden_size = 0;  // d_model, e.g. 896
   std::int64_t intermediate_size = 0;
   std::int64_t num_hidden_layers = 0;
   std::int64_t num_attention_heads = 0;
   std::int64_t num_key_value_heads = 0;
-  std::int64_t head_dim = 0;  // hidden_size / num_attention_heads
+  std::int64_t head_dim = 0;  // config "head_dim" (Qwen3), else hidden_size / num_attention_heads
   std::int64_t vocab_size = 0;
   std::int64_t max_position_embeddings = 0;
   double rms_norm_eps = 0;
   double rope_theta = 0;
+  RopeConfig rope;  // from rope_theta and rope_scaling
   bool tie_word_embeddings = false;
   std::int64_t bos_token_id = -1;  // -1: none given
   std::int64_t eos_token_id = -1;

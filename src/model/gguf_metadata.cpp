@@ -31,8 +31,8 @@ std::string meta_source(const GgufFile& f) {
 
 nlohmann::json gguf_config_json(const GgufFile& f) {
   const std::string arch = f.require_string("general.architecture");
-  if (arch != "qwen2")
-    fail("{}: metadata 'general.architecture' is '{}' (supported: qwen2)", f.path(), arch);
+  if (arch != "qwen2" && arch != "qwen3")
+    fail("{}: metadata 'general.architecture' is '{}' (supported: qwen2, qwen3)", f.path(), arch);
   const std::string a = arch + ".";
   nlohmann::json j = nlohmann::json::object();
   j["model_type"] = arch;
@@ -45,12 +45,32 @@ nlohmann::json gguf_config_json(const GgufFile& f) {
   j["max_position_embeddings"] = f.require_int(a + "context_length");
   j["rms_norm_eps"] = config_float(f, a + "attention.layer_norm_rms_epsilon");
   if (f.find_kv(a + "rope.freq_base")) j["rope_theta"] = config_float(f, a + "rope.freq_base");
-  for (const char* k : {"rope.scaling.type", "rope.scaling.factor"}) {
-    const GgufKV* kv = f.find_kv(a + k);
-    if (kv == nullptr) continue;
-    if (kv->type == GgufType::String && kv->value == "none") continue;
-    if (kv->type == GgufType::Float32 && kv->value.get<double>() == 1.0) continue;
-    fail("{}: metadata '{}{}' (rope scaling) is not supported", f.path(), a, k);
+  // Qwen3 states head_dim (attention.key_length; it need not be hidden / heads).
+  if (f.find_kv(a + "attention.key_length")) {
+    j["head_dim"] = f.require_int(a + "attention.key_length");
+    if (f.find_kv(a + "attention.value_length") &&
+        f.require_int(a + "attention.value_length") != j["head_dim"].get<std::int64_t>())
+      fail("{}: metadata '{}attention.value_length' differs from key_length (not supported)",
+           f.path(), a);
+  }
+  // Rope scaling as llama.cpp writes it: none, or yarn with its factor and original context.
+  const std::string scaling = f.get_string(a + "rope.scaling.type").value_or("none");
+  if (scaling == "yarn") {
+    nlohmann::json s = {{"rope_type", "yarn"},
+                        {"factor", config_float(f, a + "rope.scaling.factor")}};
+    if (f.find_kv(a + "rope.scaling.original_context_length"))
+      s["original_max_position_embeddings"] =
+          f.require_int(a + "rope.scaling.original_context_length");
+    if (f.find_kv(a + "rope.scaling.attn_factor"))
+      s["attention_factor"] = config_float(f, a + "rope.scaling.attn_factor");
+    j["rope_scaling"] = s;
+  } else if (scaling != "none") {
+    fail("{}: metadata '{}rope.scaling.type' is '{}' (supported: none, yarn)", f.path(), a,
+         scaling);
+  } else if (const GgufKV* kv = f.find_kv(a + "rope.scaling.factor");
+             kv != nullptr && !(kv->type == GgufType::Float32 && kv->value.get<double>() == 1.0)) {
+    fail("{}: metadata '{}rope.scaling.factor' without a scaling type is not supported", f.path(),
+         a);
   }
   const std::string embd = gguf_tensor_name(WeightRole::TokenEmbedding);
   const TensorView* e = f.find(embd);

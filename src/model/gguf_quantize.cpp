@@ -16,6 +16,7 @@
 #include "core/mapped_file.h"
 #include "kernels/quant.h"
 #include "model/config.h"
+#include "model/decoder.h"
 #include "model/gguf_metadata.h"
 #include "model/gguf_writer.h"
 #include "model/synth.h"
@@ -27,6 +28,19 @@ namespace ls {
 namespace fs = std::filesystem;
 
 namespace {
+
+// GGUF (as llama.cpp reads it) carries a YaRN factor and original context only: a config with
+// other YaRN fields would not give the same logits from the GGUF.
+void check_yarn_expressible(const fs::path& config_path) {
+  const nlohmann::json j = nlohmann::json::parse(read_text_file(config_path.string()));
+  for (const auto& [key, value] : j["rope_scaling"].items())
+    if (key != "rope_type" && key != "type" && key != "factor" &&
+        key != "original_max_position_embeddings")
+      fail(
+          "{}: rope_scaling.{} cannot be written to GGUF (it carries the YaRN factor and "
+          "original_max_position_embeddings only)",
+          config_path.string(), key);
+}
 
 nlohmann::json read_json(const fs::path& p) {
   try {
@@ -249,19 +263,31 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
     if (p.filename().empty()) p = p.parent_path();  // "models/x/" -> "x"
     name = p.filename().string();
   }
-  w.add_string("general.architecture", "qwen2");
+  // llama.cpp's metadata keys, under the architecture's name (qwen2 or qwen3).
+  const std::string a = config.model_type + ".";
+  const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+  w.add_string("general.architecture", config.model_type);
   w.add_string("general.type", "model");
   w.add_string("general.name", name);
-  w.add_uint32("qwen2.block_count", static_cast<std::uint32_t>(config.num_hidden_layers));
-  w.add_uint32("qwen2.context_length", static_cast<std::uint32_t>(config.max_position_embeddings));
-  w.add_uint32("qwen2.embedding_length", static_cast<std::uint32_t>(config.hidden_size));
-  w.add_uint32("qwen2.feed_forward_length", static_cast<std::uint32_t>(config.intermediate_size));
-  w.add_uint32("qwen2.attention.head_count",
-               static_cast<std::uint32_t>(config.num_attention_heads));
-  w.add_uint32("qwen2.attention.head_count_kv",
-               static_cast<std::uint32_t>(config.num_key_value_heads));
-  w.add_float32("qwen2.rope.freq_base", static_cast<float>(config.rope_theta));
-  w.add_float32("qwen2.attention.layer_norm_rms_epsilon", static_cast<float>(config.rms_norm_eps));
+  w.add_uint32(a + "block_count", u32(config.num_hidden_layers));
+  w.add_uint32(a + "context_length", u32(config.max_position_embeddings));
+  w.add_uint32(a + "embedding_length", u32(config.hidden_size));
+  w.add_uint32(a + "feed_forward_length", u32(config.intermediate_size));
+  w.add_uint32(a + "attention.head_count", u32(config.num_attention_heads));
+  w.add_uint32(a + "attention.head_count_kv", u32(config.num_key_value_heads));
+  if (config.model_type == "qwen3" ||
+      config.head_dim * config.num_attention_heads != config.hidden_size) {
+    w.add_uint32(a + "attention.key_length", u32(config.head_dim));
+    w.add_uint32(a + "attention.value_length", u32(config.head_dim));
+  }
+  w.add_float32(a + "rope.freq_base", static_cast<float>(config.rope_theta));
+  w.add_float32(a + "attention.layer_norm_rms_epsilon", static_cast<float>(config.rms_norm_eps));
+  if (config.rope.type == "yarn") {
+    check_yarn_expressible(dir / "config.json");
+    w.add_string(a + "rope.scaling.type", "yarn");
+    w.add_float32(a + "rope.scaling.factor", static_cast<float>(config.rope.factor));
+    w.add_uint32(a + "rope.scaling.original_context_length", u32(config.rope.original_context));
+  }
   w.add_uint32("general.file_type", gguf_file_type(o.type));
   w.add_uint32("general.quantization_version", 2);
   if (fs::exists(dir / "tokenizer.json")) {
@@ -282,9 +308,11 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
     w.add_tensor(jobs.back().name, type, t->shape);
   };
   add(WeightRole::TokenEmbedding, -1);
+  const Architecture& arch = architecture(config.model_type);
   for (std::int64_t l = 0; l < config.num_hidden_layers; ++l)
-    for (const auto& n : kTensorNames)
-      if (n.per_layer) add(n.role, l);
+    for (const auto& n : kTensorNames) {
+      if (n.per_layer && has_weight(arch, n.role)) add(n.role, l);
+    }
   add(WeightRole::OutputNorm, -1);
   if (!config.tie_word_embeddings) add(WeightRole::LmHead, -1);
 

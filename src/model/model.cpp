@@ -16,11 +16,12 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, DType kv_t
     : path_(std::move(path)),
       config_(std::move(config)),
       store_(std::move(store)),
+      arch_(&ls::architecture(config_.model_type)),
       kv_type_(kv_type) {
   check_kv_type(kv_type);
   weights_ = bind_weights(
-      config_, [this](const std::string& n) { return store_.find(n); }, store_.gguf() != nullptr,
-      path_);
+      config_, arch_->qkv_bias, arch_->qk_norm,
+      [this](const std::string& n) { return store_.find(n); }, store_.gguf() != nullptr, path_);
 }
 
 std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GgufFile> file, DType kv_type) {
@@ -80,7 +81,7 @@ std::span<const float> Session::feed(std::span<const std::int32_t> tokens, bool 
   const std::size_t rows = all_positions ? tokens.size() : 1;
   if (logits_.size() < rows * V) logits_.resize(rows * V);
   const SequenceInput in{&cache_, tokens, all_positions, {logits_.data(), rows * V}};
-  qwen2_forward(model_.config(), model_.weights(), {&in, 1}, acts_, pool_);
+  forward(model_.architecture(), model_.config(), model_.weights(), {&in, 1}, acts_, pool_);
   return {logits_.data(), rows * V};
 }
 

@@ -14,8 +14,8 @@
 
 #include "core/thread_pool.h"
 #include "model/config.h"
+#include "model/decoder.h"
 #include "model/kv_cache.h"
-#include "model/qwen2.h"
 #include "model/tensor_store.h"
 #include "model/weights.h"
 
@@ -32,6 +32,7 @@ class Model {
 
   const std::string& path() const { return path_; }
   const ModelConfig& config() const { return config_; }
+  const Architecture& architecture() const { return *arch_; }
   const Weights& weights() const { return weights_; }
   // generation_config.json as written, or an empty object when the file is absent.
   const nlohmann::json& generation_config() const { return generation_config_; }
@@ -46,6 +47,7 @@ class Model {
   std::string path_;
   ModelConfig config_;
   TensorStore store_;
+  const Architecture* arch_;
   Weights weights_;
   nlohmann::json generation_config_ = nlohmann::json::object();
   DType kv_type_ = DType::F32;

@@ -1,67 +1,11 @@
-// The Qwen2 forward pass, written out once, top to bottom, in qwen2.cpp. One call takes a
-// ragged batch: any number of sequences, each appending its own tokens after what its KV cache
-// already holds (different lengths and positions, no padding). All tokens of the batch share
-// every matrix product, so the weights are read once per call; each logit is computed by the
-// same arithmetic whatever the batch, chunking or thread count, so results agree bit for bit.
+// Qwen2 (Qwen2ForCausalLM, model_type "qwen2"; Qwen2.5 too): the shared decoder with biased
+// q, k, v projections (qwen2.cpp).
 #pragma once
 
-#include <cstdint>
-#include <span>
-#include <vector>
-
-#include "core/thread_pool.h"
-#include "kernels/matmul.h"
-#include "model/config.h"
-#include "model/kv_cache.h"
-#include "model/weights.h"
+#include "model/decoder.h"
 
 namespace ls {
 
-// Rows [row0, row0 + count) of a forward chunk are tokens [start, start + count) of sequence
-// `seq` of the batch.
-struct ChunkSegment {
-  std::size_t seq, start, count, row0;
-};
-// A chunk row whose logits are wanted, and where they go.
-struct LogitRow {
-  std::size_t row;
-  float* dst;
-};
-
-// Scratch buffers for up to max_tokens tokens per forward chunk; sized once, reused, so the
-// decode loop does not allocate (the logits scratch grows only for multi-sequence batches).
-struct Activations {
-  std::int64_t max_tokens = 0;
-  std::vector<float> x;                   // [T, hidden]      residual stream
-  std::vector<float> xn;                  // [T, hidden]      normed input of a sub-layer
-  std::vector<float> q;                   // [T, heads*hd]
-  std::vector<float> k;                   // [T, kv_heads*hd]
-  std::vector<float> v;                   // [T, kv_heads*hd]
-  std::vector<float> att;                 // [T, heads*hd]    attention output before o_proj
-  std::vector<float> proj;                // [T, hidden]      o_proj / down_proj output
-  std::vector<float> gate;                // [T, intermediate]
-  std::vector<float> up;                  // [T, intermediate]
-  std::vector<float> rope_cos, rope_sin;  // [T, hd/2]
-  std::vector<float> logits;              // [rows, vocab] when a batch's logits are scattered
-  kernels::MatmulScratch matmul;          // quantized activations
-  std::vector<ChunkSegment> segments;     // the current chunk's rows, by sequence
-  std::vector<LogitRow> logit_rows;       // the current chunk's rows that want logits
-
-  Activations(const ModelConfig& c, std::int64_t max_tokens);
-};
-
-// One sequence's share of a forward call.
-struct SequenceInput {
-  KVCache* cache = nullptr;              // the sequence's cache; tokens are appended to it
-  std::span<const std::int32_t> tokens;  // at positions cache->length, cache->length + 1, ...
-  bool all_positions = false;            // logits for every token, else for the last one only
-  std::span<float> logits;               // [tokens.size() or 1, vocab]
-};
-
-// Runs every sequence's tokens through the model in chunks of at most acts.max_tokens tokens
-// and writes their logits. Throws (before touching any cache) on an out-of-range token id, a
-// context past max_position_embeddings or a logits buffer that is too small.
-void qwen2_forward(const ModelConfig& config, const Weights& weights,
-                   std::span<const SequenceInput> batch, Activations& acts, ThreadPool& pool);
+extern const Architecture kQwen2;
 
 }  // namespace ls

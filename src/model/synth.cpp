@@ -23,16 +23,28 @@ namespace {
 
 struct Shape {
   const char* name;
+  const char* model_type;  // qwen2 or qwen3
   std::int64_t hidden, intermediate, layers, heads, kv_heads, vocab;
   bool tied;
+  std::int64_t head_dim;  // 0: hidden / heads (Qwen2); Qwen3 configs state it
 };
 constexpr Shape kShapes[] = {
-    {"tiny", 64, 176, 2, 4, 2, 151936, true},
-    {"qwen2.5-0.5b", 896, 4864, 24, 14, 2, 151936, true},
-    {"qwen2.5-1.5b", 1536, 8960, 28, 12, 2, 151936, true},
-    {"qwen2.5-3b", 2048, 11008, 36, 16, 2, 151936, true},
-    {"qwen2.5-7b", 3584, 18944, 28, 28, 4, 152064, false},
+    {"tiny", "qwen2", 64, 176, 2, 4, 2, 151936, true, 0},
+    {"qwen2.5-0.5b", "qwen2", 896, 4864, 24, 14, 2, 151936, true, 0},
+    {"qwen2.5-1.5b", "qwen2", 1536, 8960, 28, 12, 2, 151936, true, 0},
+    {"qwen2.5-3b", "qwen2", 2048, 11008, 36, 16, 2, 151936, true, 0},
+    {"qwen2.5-7b", "qwen2", 3584, 18944, 28, 28, 4, 152064, false, 0},
+    // head_dim 32 != 64 / 4, as Qwen3's real shapes have it (0.6B: 1024 / 16 = 64, head_dim 128).
+    {"qwen3-tiny", "qwen3", 64, 176, 2, 4, 2, 151936, true, 32},
+    {"qwen3-0.6b", "qwen3", 1024, 3072, 28, 16, 8, 151936, true, 128},
+    {"qwen3-1.7b", "qwen3", 2048, 6144, 28, 16, 8, 151936, true, 128},
+    {"qwen3-4b", "qwen3", 2560, 9728, 36, 32, 8, 151936, true, 128},
+    {"qwen3-8b", "qwen3", 4096, 12288, 36, 32, 8, 151936, false, 128},
 };
+
+bool is_qwen3(const nlohmann::ordered_json& config) {
+  return config["model_type"] == "qwen3";
+}
 
 const Shape& find_shape(const std::string& name) {
   for (const auto& s : kShapes)
@@ -89,7 +101,8 @@ nlohmann::ordered_json read_json(const fs::path& p) {
 // plain text again, as it is for the real Qwen2.5.
 constexpr std::int64_t kFirstQwen3OnlyId = 151665;
 
-void write_tokenizer(const SynthOptions& o) {
+// Qwen3 keeps every token and the source's own (Qwen3) chat template.
+void write_tokenizer(const SynthOptions& o, bool qwen3) {
   const fs::path src(o.tokenizer_from);
   const fs::path out(o.out_dir);
   // Plain (sorted-key) json here: ordered_json looks keys up linearly, which is quadratic over
@@ -104,20 +117,23 @@ void write_tokenizer(const SynthOptions& o) {
     fail("{}: missing array 'added_tokens'", (src / "tokenizer.json").string());
   nlohmann::json kept = nlohmann::json::array();
   for (const auto& t : tok["added_tokens"])
-    if (t.value("id", std::int64_t{0}) < kFirstQwen3OnlyId) kept.push_back(t);
+    if (qwen3 || t.value("id", std::int64_t{0}) < kFirstQwen3OnlyId) kept.push_back(t);
   tok["added_tokens"] = kept;
   std::ofstream f(out / "tokenizer.json", std::ios::binary);
   f << tok.dump(-1, ' ', false) << "\n";
   if (!f) fail("{}: write failed", (out / "tokenizer.json").string());
 
   auto cfg = read_json(src / "tokenizer_config.json");
-  if (cfg.contains("added_tokens_decoder") && cfg["added_tokens_decoder"].is_object()) {
+  if (!qwen3 && cfg.contains("added_tokens_decoder") && cfg["added_tokens_decoder"].is_object()) {
     nlohmann::ordered_json dec = nlohmann::ordered_json::object();
     for (const auto& [id, t] : cfg["added_tokens_decoder"].items())
       if (std::stoll(id) < kFirstQwen3OnlyId) dec[id] = t;
     cfg["added_tokens_decoder"] = dec;
   }
-  cfg["chat_template"] = o.chat_template.empty() ? builtin_qwen25_chat_template() : o.chat_template;
+  if (!o.chat_template.empty())
+    cfg["chat_template"] = o.chat_template;
+  else if (!qwen3 || !cfg.contains("chat_template"))
+    cfg["chat_template"] = builtin_qwen25_chat_template();
   cfg["eos_token"] = "<|im_end|>";
   cfg["pad_token"] = "<|endoftext|>";
   write_json(out / "tokenizer_config.json", cfg);
@@ -133,6 +149,34 @@ std::vector<std::string> synth_shape_names() {
 
 nlohmann::ordered_json synth_config(const std::string& shape) {
   const Shape& s = find_shape(shape);
+  if (std::string_view(s.model_type) == "qwen3")  // as Qwen/Qwen3-0.6B's config.json has it
+    return {
+        {"architectures", {"Qwen3ForCausalLM"}},
+        {"attention_bias", false},
+        {"attention_dropout", 0.0},
+        {"bos_token_id", 151643},
+        {"eos_token_id", 151645},
+        {"head_dim", s.head_dim},
+        {"hidden_act", "silu"},
+        {"hidden_size", s.hidden},
+        {"initializer_range", 0.02},
+        {"intermediate_size", s.intermediate},
+        {"max_position_embeddings", 40960},
+        {"max_window_layers", s.layers},
+        {"model_type", "qwen3"},
+        {"num_attention_heads", s.heads},
+        {"num_hidden_layers", s.layers},
+        {"num_key_value_heads", s.kv_heads},
+        {"rms_norm_eps", 1e-06},
+        {"rope_scaling", nullptr},
+        {"rope_theta", 1000000},
+        {"sliding_window", nullptr},
+        {"tie_word_embeddings", s.tied},
+        {"torch_dtype", "bfloat16"},
+        {"use_cache", true},
+        {"use_sliding_window", false},
+        {"vocab_size", s.vocab},
+    };
   return {
       {"architectures", {"Qwen2ForCausalLM"}},
       {"attention_dropout", 0.0},
@@ -170,20 +214,32 @@ void synthesize_model(const SynthOptions& o) {
                                                   : "bfloat16";
   fs::create_directories(o.out_dir);
   write_json(fs::path(o.out_dir) / "config.json", config);
-  write_json(fs::path(o.out_dir) / "generation_config.json", {{"bos_token_id", 151643},
-                                                              {"pad_token_id", 151643},
-                                                              {"do_sample", true},
-                                                              {"eos_token_id", {151645, 151643}},
-                                                              {"repetition_penalty", 1.1},
-                                                              {"temperature", 0.7},
-                                                              {"top_p", 0.8},
-                                                              {"top_k", 20},
-                                                              {"transformers_version", "4.43.1"}});
+  const bool qwen3 = is_qwen3(config);
+  // The Instruct models' generation_config.json (Qwen3: its thinking-mode defaults).
+  write_json(fs::path(o.out_dir) / "generation_config.json",
+             qwen3 ? nlohmann::ordered_json{{"bos_token_id", 151643},
+                                            {"do_sample", true},
+                                            {"eos_token_id", {151645, 151643}},
+                                            {"pad_token_id", 151643},
+                                            {"temperature", 0.6},
+                                            {"top_k", 20},
+                                            {"top_p", 0.95},
+                                            {"transformers_version", "4.51.0"}}
+                   : nlohmann::ordered_json{{"bos_token_id", 151643},
+                                            {"pad_token_id", 151643},
+                                            {"do_sample", true},
+                                            {"eos_token_id", {151645, 151643}},
+                                            {"repetition_penalty", 1.1},
+                                            {"temperature", 0.7},
+                                            {"top_p", 0.8},
+                                            {"top_k", 20},
+                                            {"transformers_version", "4.43.1"}});
 
   const std::int64_t h = config["hidden_size"], ff = config["intermediate_size"],
                      heads = config["num_attention_heads"], kvh = config["num_key_value_heads"],
                      vocab = config["vocab_size"], layers = config["num_hidden_layers"];
-  const std::int64_t hd = h / heads, q = heads * hd, kv = kvh * hd;
+  const std::int64_t hd = qwen3 ? config["head_dim"].get<std::int64_t>() : h / heads;
+  const std::int64_t q = heads * hd, kv = kvh * hd;
   const bool tied = config["tie_word_embeddings"];
 
   struct Init {
@@ -203,11 +259,15 @@ void synthesize_model(const SynthOptions& o) {
   for (std::int64_t l = 0; l < layers; ++l) {
     add(R::AttnNorm, l, {h}, norm);
     add(R::Wq, l, {q, h}, mat);
-    add(R::Bq, l, {q}, mat);
+    if (!qwen3) add(R::Bq, l, {q}, mat);
     add(R::Wk, l, {kv, h}, mat);
-    add(R::Bk, l, {kv}, mat);
+    if (!qwen3) add(R::Bk, l, {kv}, mat);
     add(R::Wv, l, {kv, h}, mat);
-    add(R::Bv, l, {kv}, mat);
+    if (!qwen3) add(R::Bv, l, {kv}, mat);
+    if (qwen3) {
+      add(R::QNorm, l, {hd}, norm);
+      add(R::KNorm, l, {hd}, norm);
+    }
     add(R::Wo, l, {h, q}, mat);
     add(R::MlpNorm, l, {h}, norm);
     add(R::WGate, l, {ff, h}, mat);
@@ -243,7 +303,7 @@ void synthesize_model(const SynthOptions& o) {
                       }
                     },
                     {{"format", "pt"}, {"generator", "logitscope synth"}});
-  if (!o.tokenizer_from.empty()) write_tokenizer(o);
+  if (!o.tokenizer_from.empty()) write_tokenizer(o, qwen3);
 }
 
 }  // namespace ls

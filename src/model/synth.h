@@ -15,13 +15,14 @@
 namespace ls {
 
 struct SynthOptions {
-  std::string shape = "tiny";  // tiny | qwen2.5-0.5b | qwen2.5-1.5b | qwen2.5-3b | qwen2.5-7b
+  std::string shape = "tiny";  // tiny | qwen2.5-{0.5b,1.5b,3b,7b} | qwen3-{tiny,0.6b,1.7b,4b,8b}
   DType dtype = DType::BF16;
   std::uint64_t seed = 0;
   std::optional<bool> tied;    // default: the shape's own (7b untied, others tied)
   std::int64_t layers = 0;     // > 0 overrides the shape's layer count
   std::string tokenizer_from;  // folder with tokenizer.json + tokenizer_config.json ("" = none)
   std::string chat_template;   // template text; "" = the built-in Qwen2.5 Instruct template
+                               // (Qwen3 shapes: the tokenizer_from folder's own template)
   std::string out_dir;
 };
 
@@ -30,7 +31,8 @@ std::vector<std::string> synth_shape_names();
 nlohmann::ordered_json synth_config(const std::string& shape);
 
 // Writes config.json, generation_config.json, model.safetensors and, when tokenizer_from is
-// set, tokenizer.json and tokenizer_config.json reduced to Qwen2.5's added tokens.
+// set, tokenizer.json and tokenizer_config.json (reduced to Qwen2.5's added tokens for Qwen2
+// shapes; as given for Qwen3 ones).
 void synthesize_model(const SynthOptions& options);
 
 // The Qwen2.5 Instruct chat template, built into the binary from data/.

@@ -9,7 +9,7 @@ namespace ls {
 
 using R = WeightRole;
 
-const std::array<TensorName, 15> kTensorNames = {{
+const std::array<TensorName, 17> kTensorNames = {{
     {R::TokenEmbedding, false, "model.embed_tokens.weight", "token_embd.weight"},
     {R::OutputNorm, false, "model.norm.weight", "output_norm.weight"},
     {R::LmHead, false, "lm_head.weight", "output.weight"},
@@ -20,6 +20,8 @@ const std::array<TensorName, 15> kTensorNames = {{
     {R::Bk, true, "model.layers.{}.self_attn.k_proj.bias", "blk.{}.attn_k.bias"},
     {R::Wv, true, "model.layers.{}.self_attn.v_proj.weight", "blk.{}.attn_v.weight"},
     {R::Bv, true, "model.layers.{}.self_attn.v_proj.bias", "blk.{}.attn_v.bias"},
+    {R::QNorm, true, "model.layers.{}.self_attn.q_norm.weight", "blk.{}.attn_q_norm.weight"},
+    {R::KNorm, true, "model.layers.{}.self_attn.k_norm.weight", "blk.{}.attn_k_norm.weight"},
     {R::Wo, true, "model.layers.{}.self_attn.o_proj.weight", "blk.{}.attn_output.weight"},
     {R::MlpNorm, true, "model.layers.{}.post_attention_layernorm.weight", "blk.{}.ffn_norm.weight"},
     {R::WGate, true, "model.layers.{}.mlp.gate_proj.weight", "blk.{}.ffn_gate.weight"},

@@ -20,6 +20,8 @@ enum class WeightRole : std::uint8_t {
   Bk,
   Wv,
   Bv,
+  QNorm,  // Qwen3
+  KNorm,
   Wo,
   MlpNorm,
   WGate,
@@ -34,7 +36,7 @@ struct TensorName {
   const char* gguf;  // e.g. "blk.{}.attn_q.weight"
 };
 
-extern const std::array<TensorName, 15> kTensorNames;
+extern const std::array<TensorName, 17> kTensorNames;
 
 const TensorName& tensor_name(WeightRole role);
 std::string hf_tensor_name(WeightRole role, std::int64_t layer = -1);

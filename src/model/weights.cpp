@@ -34,8 +34,8 @@ struct Binder {
 
 }  // namespace
 
-Weights bind_weights(const ModelConfig& c, const TensorLookup& lookup, bool gguf_names,
-                     const std::string& source) {
+Weights bind_weights(const ModelConfig& c, bool qkv_bias, bool qk_norm, const TensorLookup& lookup,
+                     bool gguf_names, const std::string& source) {
   const Binder b{lookup, gguf_names, source};
   using R = WeightRole;
   const std::int64_t h = c.hidden_size, q = c.q_dim(), kv = c.kv_dim(), ff = c.intermediate_size;
@@ -54,11 +54,17 @@ Weights bind_weights(const ModelConfig& c, const TensorLookup& lookup, bool gguf
     LayerWeights L;
     L.attn_norm = b.vec(R::AttnNorm, l, h);
     L.wq = b.view(R::Wq, l, {q, h});
-    L.bq = b.vec(R::Bq, l, q);
     L.wk = b.view(R::Wk, l, {kv, h});
-    L.bk = b.vec(R::Bk, l, kv);
     L.wv = b.view(R::Wv, l, {kv, h});
-    L.bv = b.vec(R::Bv, l, kv);
+    if (qkv_bias) {
+      L.bq = b.vec(R::Bq, l, q);
+      L.bk = b.vec(R::Bk, l, kv);
+      L.bv = b.vec(R::Bv, l, kv);
+    }
+    if (qk_norm) {
+      L.q_norm = b.vec(R::QNorm, l, c.head_dim);
+      L.k_norm = b.vec(R::KNorm, l, c.head_dim);
+    }
     L.wo = b.view(R::Wo, l, {h, q});
     L.mlp_norm = b.vec(R::MlpNorm, l, h);
     L.w_gate = b.view(R::WGate, l, {ff, h});

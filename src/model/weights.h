@@ -21,6 +21,8 @@ struct LayerWeights {
   std::vector<float> bk;         // [kv_heads * head_dim]
   TensorView wv;                 // [kv_heads * head_dim, hidden]
   std::vector<float> bv;         // [kv_heads * head_dim]
+  std::vector<float> q_norm;     // [head_dim] (Qwen3; Qwen2: empty, as the biases are for Qwen3)
+  std::vector<float> k_norm;     // [head_dim]
   TensorView wo;                 // [hidden, heads * head_dim]
   std::vector<float> mlp_norm;   // [hidden]
   TensorView w_gate;             // [intermediate, hidden]
@@ -38,9 +40,10 @@ struct Weights {
 // Looks a tensor up by its file name; nullptr when absent.
 using TensorLookup = std::function<const TensorView*(const std::string& name)>;
 
-// Binds every weight via the name table, checking presence and shape; `source` names the
-// model in error messages. Unused extra tensors are ignored (e.g. rotary inv_freq buffers).
-Weights bind_weights(const ModelConfig& config, const TensorLookup& lookup, bool gguf_names,
-                     const std::string& source);
+// Binds every weight the architecture has via the name table, checking presence and shape;
+// `source` names the model in error messages. Unused extra tensors are ignored (e.g. rotary
+// inv_freq buffers).
+Weights bind_weights(const ModelConfig& config, bool qkv_bias, bool qk_norm,
+                     const TensorLookup& lookup, bool gguf_names, const std::string& source);
 
 }  // namespace ls

@@ -38,7 +38,9 @@ TEST(Ops, RopeRotatesHalvesByPositionAngles) {
   auto x = randn(hd * heads, 3);
   const auto orig = x;
   std::vector<float> c(hd / 2), s(hd / 2);
-  ls::kernels::rope_angles(pos, hd, theta, c.data(), s.data());
+  std::vector<double> inv_freq(hd / 2);
+  for (std::size_t i = 0; i < hd / 2; ++i) inv_freq[i] = std::pow(theta, -2.0 * i / hd);
+  ls::kernels::rope_angles(pos, inv_freq, 1.0, c.data(), s.data());
   ls::kernels::rope_neox(x.data(), heads, hd, c.data(), s.data());
   for (std::size_t h = 0; h < heads; ++h)
     for (std::size_t i = 0; i < hd / 2; ++i) {

@@ -2,6 +2,8 @@
 // unsupported features are errors naming the field.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/error.h"
 #include "model/config.h"
 #include "model/synth.h"
@@ -22,6 +24,32 @@ TEST(Config, ParsesTheRealShape) {
   EXPECT_DOUBLE_EQ(c.rope_theta, 1e6);
   EXPECT_DOUBLE_EQ(c.rms_norm_eps, 1e-6);
   EXPECT_TRUE(c.tie_word_embeddings);
+}
+
+TEST(Config, Qwen3StatesItsHeadDim) {
+  const auto c = ls::parse_model_config(nlohmann::json(ls::synth_config("qwen3-0.6b")), "c.json");
+  EXPECT_EQ(c.model_type, "qwen3");
+  EXPECT_EQ(c.head_dim, 128);  // not 1024 / 16
+  EXPECT_EQ(c.q_dim(), 2048);
+  EXPECT_EQ(c.kv_dim(), 1024);
+  EXPECT_EQ(c.rope.type, "default");
+  EXPECT_EQ(c.rope.inv_freq.size(), 64u);
+}
+
+TEST(Config, YarnKeepsHighFrequenciesAndScalesLowOnes) {
+  auto j = base();  // head_dim 64, theta 1e6
+  j["rope_scaling"] = {
+      {"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
+  const auto plain = ls::parse_model_config(base(), "c.json");
+  const auto yarn = ls::parse_model_config(j, "c.json");
+  EXPECT_EQ(yarn.rope.type, "yarn");
+  EXPECT_DOUBLE_EQ(yarn.rope.attention_factor, 0.1 * std::log(4.0) + 1.0);
+  // Pair 0 turns far more than beta_fast times over the original context: unchanged; the last
+  // pair turns less than beta_slow times: interpolated (divided by the factor).
+  EXPECT_DOUBLE_EQ(yarn.rope.inv_freq.front(), plain.rope.inv_freq.front());
+  EXPECT_DOUBLE_EQ(yarn.rope.inv_freq.back(), plain.rope.inv_freq.back() / 4.0);
+  j["rope_scaling"]["type"] = "default";  // rope_type wins over the legacy key
+  EXPECT_EQ(ls::parse_model_config(j, "c.json").rope.type, "yarn");
 }
 
 TEST(Config, RejectsEachBadField) {
@@ -55,8 +83,19 @@ TEST(Config, RejectsEachBadField) {
   j["use_sliding_window"] = true;
   LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "use_sliding_window");
   j = base();
-  j["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}};
-  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "rope_scaling");
+  j["rope_scaling"] = {{"type", "linear"}, {"factor", 4.0}};
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"),
+                  "rope_scaling type \"linear\" is not supported");
+  j = base();
+  j["rope_scaling"] = {{"rope_type", "yarn"}};
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "rope_scaling.factor must be a number >= 1");
+  j = base();
+  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"beta_fast", "x"}};
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "rope_scaling.beta_fast");
+  j = base();
+  j["model_type"] = "qwen3";
+  j["attention_bias"] = true;
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "attention_bias");
   j = base();
   j["hidden_act"] = "gelu";
   LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "hidden_act");

@@ -102,7 +102,7 @@ TEST(Forward, RaggedBatchEqualsSingleSequencesBitForBit) {
     for (std::size_t i = 0; i < 3; ++i)
       if (!prefix[i].empty()) {
         const ls::SequenceInput in{&caches[i], prefix[i], false, scratch};
-        ls::qwen2_forward(c, m->weights(), {&in, 1}, acts, pool);
+        ls::forward(m->architecture(), c, m->weights(), {&in, 1}, acts, pool);
       }
     std::vector<std::vector<float>> out(3);
     std::vector<ls::SequenceInput> batch;
@@ -110,7 +110,7 @@ TEST(Forward, RaggedBatchEqualsSingleSequencesBitForBit) {
       out[i].resize((all[i] ? fresh[i].size() : 1) * V);
       batch.push_back({&caches[i], fresh[i], all[i], out[i]});
     }
-    ls::qwen2_forward(c, m->weights(), batch, acts, pool);
+    ls::forward(m->architecture(), c, m->weights(), batch, acts, pool);
     for (std::size_t i = 0; i < 3; ++i) {
       EXPECT_TRUE(same_bits(alone[i], out[i])) << "sequence " << i << ", threads " << threads;
       EXPECT_EQ(caches[i].length, static_cast<std::int64_t>(prefix[i].size() + fresh[i].size()));

@@ -1,0 +1,209 @@
+// The shared decoder (see decoder.h); an architecture's file gives its formula for q, k, v.
+//   x = embed[tokens]
+//   per layer:  h = rmsnorm(x); q, k, v = attention_input(h)     (qwen2.cpp, qwen3.cpp)
+//               rope(q, k) at each token's position (NeoX rotate-half; default or YaRN angles)
+//               att = softmax(q k^T / sqrt(hd), causal) v   (each kv head serves heads/kv_heads q
+//               heads) x += att Wo^T;  h = rmsnorm(x);  x += (silu(h Wg^T) * (h Wu^T)) Wd^T
+//   logits = rmsnorm(x) lm_head^T
+// A chunk holds rows from one or more sequences ("segments"); only attention and the KV cache
+// look at which sequence a row belongs to.
+#include "model/decoder.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "kernels/ops.h"
+
+namespace ls {
+
+namespace k = kernels;
+
+Activations::Activations(const ModelConfig& c, std::int64_t max_t) : max_tokens(max_t) {
+  if (max_t < 1) fail("forward: chunk size must be at least 1 token, got {}", max_t);
+  const auto T = static_cast<std::size_t>(max_t);
+  x.resize(T * c.hidden_size);
+  xn.resize(T * c.hidden_size);
+  q.resize(T * c.q_dim());
+  k.resize(T * c.kv_dim());
+  v.resize(T * c.kv_dim());
+  att.resize(T * c.q_dim());
+  proj.resize(T * c.hidden_size);
+  gate.resize(T * c.intermediate_size);
+  up.resize(T * c.intermediate_size);
+  rope_cos.resize(T * c.head_dim / 2);
+  rope_sin.resize(T * c.head_dim / 2);
+  segments.reserve(T);
+  logit_rows.reserve(T);
+}
+
+namespace {
+
+using Segment = ChunkSegment;
+
+void add_into(std::vector<float>& x, const std::vector<float>& y, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) x[i] += y[i];
+}
+
+// Attention for every (row, kv head) pair of the chunk over its sequence's cache, which already
+// holds the chunk's own keys and values. A row at position p sees positions [0, p].
+void attention(const ModelConfig& c, std::span<const SequenceInput> batch,
+               std::span<const Segment> segs, std::size_t layer, std::size_t n_rows, Activations& a,
+               ThreadPool& pool) {
+  const auto kv_heads = static_cast<std::size_t>(c.num_key_value_heads);
+  const auto hd = static_cast<std::size_t>(c.head_dim);
+  const std::size_t group = static_cast<std::size_t>(c.num_attention_heads) / kv_heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  pool.parallel_for(n_rows * kv_heads, [&](std::size_t begin, std::size_t end) {
+    // Grows with the context only (doubling), never per token.
+    thread_local std::vector<float> scratch;
+    std::size_t s = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::size_t row = i / kv_heads, h = i % kv_heads;
+      while (row >= segs[s].row0 + segs[s].count) ++s;
+      const Segment& seg = segs[s];
+      KVCache& cache = *batch[seg.seq].cache;
+      const auto n_ctx = static_cast<std::size_t>(cache.length) + seg.start + (row - seg.row0) + 1;
+      const std::size_t need = group * (n_ctx + 2 * hd);
+      if (scratch.size() < need) scratch.resize(std::max(need, 2 * scratch.size()));
+      const std::size_t off = h * hd * dtype_size(cache.dtype());
+      k::attend_group(&a.q[row * group * kv_heads * hd + h * group * hd], group,
+                      cache.rows(layer, 0, off), cache.rows(layer, 1, off), cache.dtype(), n_ctx,
+                      hd, scale, scratch.data(),
+                      &a.att[row * group * kv_heads * hd + h * group * hd]);
+    }
+  });
+}
+
+void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights& w,
+                   std::span<const SequenceInput> batch, std::span<const Segment> segs,
+                   std::size_t T, Activations& a, ThreadPool& pool) {
+  const auto H = static_cast<std::size_t>(c.hidden_size);
+  const auto hd = static_cast<std::size_t>(c.head_dim);
+  const auto kv = static_cast<std::size_t>(c.kv_dim());
+  const auto ff = static_cast<std::size_t>(c.intermediate_size);
+  const auto eps = static_cast<float>(c.rms_norm_eps);
+  const int nt = static_cast<int>(T);
+
+  for (const Segment& s : segs) {
+    const SequenceInput& in = batch[s.seq];
+    in.cache->prepare_write(in.cache->length + static_cast<std::int64_t>(s.start),
+                            in.cache->length + static_cast<std::int64_t>(s.start + s.count));
+    for (std::size_t j = 0; j < s.count; ++j) {
+      const std::size_t t = s.row0 + j;
+      const auto pos = static_cast<std::size_t>(in.cache->length) + s.start + j;
+      k::row_to_f32(w.embed, in.tokens[s.start + j], {&a.x[t * H], H});
+      k::rope_angles(pos, c.rope.inv_freq, c.rope.attention_factor, &a.rope_cos[t * hd / 2],
+                     &a.rope_sin[t * hd / 2]);
+    }
+  }
+  for (std::size_t l = 0; l < w.layers.size(); ++l) {
+    const LayerWeights& L = w.layers[l];
+    for (std::size_t t = 0; t < T; ++t)
+      k::rmsnorm(&a.x[t * H], L.attn_norm.data(), H, eps, &a.xn[t * H]);
+    arch.attention_input(c, L, T, a, pool);
+    for (const Segment& s : segs) {
+      KVCache& cache = *batch[s.seq].cache;
+      for (std::size_t j = 0; j < s.count; ++j) {
+        const std::size_t t = s.row0 + j;
+        const float* cs = &a.rope_cos[t * hd / 2];
+        const float* sn = &a.rope_sin[t * hd / 2];
+        k::rope_neox(&a.q[t * c.q_dim()], static_cast<std::size_t>(c.num_attention_heads), hd, cs,
+                     sn);
+        k::rope_neox(&a.k[t * kv], static_cast<std::size_t>(c.num_key_value_heads), hd, cs, sn);
+        const std::int64_t pos = cache.length + static_cast<std::int64_t>(s.start + j);
+        k::store_row(&a.k[t * kv], kv, cache.dtype(), cache.k_at(l, pos));
+        k::store_row(&a.v[t * kv], kv, cache.dtype(), cache.v_at(l, pos));
+      }
+    }
+    attention(c, batch, segs, l, T, a, pool);
+    k::matmul(L.wo, a.att, nt, a.proj, pool, a.matmul);
+    add_into(a.x, a.proj, T * H);
+
+    for (std::size_t t = 0; t < T; ++t)
+      k::rmsnorm(&a.x[t * H], L.mlp_norm.data(), H, eps, &a.xn[t * H]);
+    k::matmul(L.w_gate, a.xn, nt, a.gate, pool, a.matmul);
+    k::matmul(L.w_up, a.xn, nt, a.up, pool, a.matmul);
+    k::silu_mul(a.gate.data(), a.up.data(), T * ff, a.gate.data());
+    k::matmul(L.w_down, a.gate, nt, a.proj, pool, a.matmul);
+    add_into(a.x, a.proj, T * H);
+  }
+}
+
+// Final norm and lm_head for the rows of the chunk that want logits: every row of an
+// all_positions sequence, else only a sequence's last token. When those rows are one run of a
+// single sequence's output, the product writes there directly; otherwise through a scratch.
+void chunk_logits(const ModelConfig& c, const Weights& w, std::span<const SequenceInput> batch,
+                  std::span<const Segment> segs, Activations& a, ThreadPool& pool) {
+  const auto H = static_cast<std::size_t>(c.hidden_size);
+  const auto V = static_cast<std::size_t>(c.vocab_size);
+  std::vector<LogitRow>& outs = a.logit_rows;  // reserved for max_tokens rows
+  outs.clear();
+  for (const Segment& s : segs) {
+    const SequenceInput& in = batch[s.seq];
+    for (std::size_t j = 0; j < s.count; ++j) {
+      const std::size_t tok = s.start + j;
+      if (in.all_positions)
+        outs.push_back({s.row0 + j, &in.logits[tok * V]});
+      else if (tok + 1 == in.tokens.size())
+        outs.push_back({s.row0 + j, in.logits.data()});
+    }
+  }
+  if (outs.empty()) return;
+  const std::size_t n = outs.size();
+  for (std::size_t g = 0; g < n; ++g)
+    k::rmsnorm(&a.x[outs[g].row * H], w.final_norm.data(), H, static_cast<float>(c.rms_norm_eps),
+               &a.xn[g * H]);
+  bool contiguous = true;
+  for (std::size_t g = 1; g < n; ++g) contiguous &= outs[g].dst == outs[0].dst + g * V;
+  float* dst = outs[0].dst;
+  if (!contiguous) {
+    if (a.logits.size() < n * V) a.logits.resize(n * V);
+    dst = a.logits.data();
+  }
+  k::matmul(w.lm_head, {a.xn.data(), n * H}, static_cast<int>(n), {dst, n * V}, pool, a.matmul);
+  if (!contiguous)
+    for (std::size_t g = 0; g < n; ++g) std::copy_n(&dst[g * V], V, outs[g].dst);
+}
+
+void check_input(const ModelConfig& c, const SequenceInput& in) {
+  const auto V = static_cast<std::size_t>(c.vocab_size);
+  if (in.cache == nullptr) fail("forward: a sequence has no KV cache");
+  if (in.tokens.empty()) fail("forward: no tokens to process");
+  const std::size_t want = (in.all_positions ? in.tokens.size() : 1) * V;
+  if (in.logits.size() < want)
+    fail("forward: logits buffer holds {} floats, need {}", in.logits.size(), want);
+  for (std::int32_t id : in.tokens)
+    if (id < 0 || id >= c.vocab_size)
+      fail("token id {} is out of range: the model's vocab_size is {}", id, c.vocab_size);
+  in.cache->check_room(in.cache->length + static_cast<std::int64_t>(in.tokens.size()));
+}
+
+}  // namespace
+
+void forward(const Architecture& arch, const ModelConfig& c, const Weights& w,
+             std::span<const SequenceInput> batch, Activations& a, ThreadPool& pool) {
+  for (const SequenceInput& in : batch) check_input(c, in);
+  const auto chunk = static_cast<std::size_t>(a.max_tokens);
+  std::vector<Segment>& segs = a.segments;  // reserved for max_tokens segments
+  std::size_t seq = 0, start = 0;
+  while (seq < batch.size()) {
+    // Fill one chunk with the next tokens of the batch, in order.
+    segs.clear();
+    std::size_t rows = 0;
+    while (seq < batch.size() && rows < chunk) {
+      const std::size_t n = std::min(chunk - rows, batch[seq].tokens.size() - start);
+      segs.push_back({seq, start, n, rows});
+      rows += n;
+      start += n;
+      if (start == batch[seq].tokens.size()) ++seq, start = 0;
+    }
+    forward_chunk(arch, c, w, batch, segs, rows, a, pool);
+    chunk_logits(c, w, batch, segs, a, pool);
+    // The chunk's keys and values are in the caches: advance each sequence past them.
+    for (const Segment& s : segs)
+      if (s.start + s.count == batch[s.seq].tokens.size())
+        batch[s.seq].cache->length += static_cast<std::int64_t>(batch[s.seq].tokens.size());
+  }
+}
+
+}  // namespace ls
