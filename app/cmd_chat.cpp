@@ -31,6 +31,7 @@ struct ChatCli {
   ModelOptions model;
   GenerationFlags flags;
   std::string system;
+  bool no_think = false;
   int trace = 0;
 };
 
@@ -120,7 +121,9 @@ void run_chat(ChatCli& o) {
         continue;
       }
       messages.push_back({{"role", "user"}, {"content", line}});
-      const std::string text = tmpl.render(messages, nullptr, /*add_generation_prompt=*/true);
+      const nlohmann::ordered_json vars =
+          o.no_think ? nlohmann::ordered_json{{"enable_thinking", false}} : nullptr;
+      const std::string text = tmpl.render(messages, nullptr, /*add_generation_prompt=*/true, vars);
       const std::vector<std::int32_t> ids = lm.tokenizer()->encode(text);
       decode::GenerateOptions go;
       go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
@@ -169,6 +172,9 @@ void add_chat_command(CLI::App& app) {
   add_model_options(*cmd, o->model);
   add_generation_flags(*cmd, o->flags);
   cmd->add_option("--system", o->system, "System message");
+  cmd->add_flag("--no-think", o->no_think,
+                "Render the template with enable_thinking=false (Qwen3 answers without a <think> "
+                "block)");
   cmd->add_option("--trace", o->trace, "Show every decoding stage of each reply (on stderr)")
       ->expected(0, 1)
       ->default_str("5");

@@ -19,8 +19,16 @@ void add_prompt_options(CLI::App& cmd, PromptOptions& o) {
   tokens->excludes(prompt);
   cmd.add_flag("--chat", o.chat, "Wrap --prompt as a user message and apply the chat template");
   cmd.add_option("--system", o.system, "System message (with --chat)");
+  cmd.add_flag("--no-think", o.no_think,
+               "With --chat: render the template with enable_thinking=false (Qwen3 answers "
+               "without a <think> block)");
   cmd.add_flag("--split-special", o.split_special,
                "Tokenize special-token text in --prompt as plain text");
+}
+
+nlohmann::ordered_json template_variables(const PromptOptions& o) {
+  if (!o.no_think) return nullptr;
+  return {{"enable_thinking", false}};
 }
 
 std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm) {
@@ -30,11 +38,13 @@ std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm)
   }
   if (o.prompt.empty()) fail("give the input with --tokens 1,2,3 or --prompt TEXT");
   if (!o.system.empty() && !o.chat) fail("--system needs --chat");
+  if (o.no_think && !o.chat) fail("--no-think needs --chat");
   const Tokenizer& tok = lm.require_tokenizer("--prompt");
   std::string text = o.prompt;
   bool split_special = o.split_special;
   if (o.chat) {
-    text = lm.chat_template().render(chat::make_messages(o.prompt, o.system), nullptr, true);
+    text = lm.chat_template().render(chat::make_messages(o.prompt, o.system), nullptr, true,
+                                     template_variables(o));
     // The template's own special tokens must stay special even when user text is split.
     split_special = false;
   }
@@ -98,7 +108,7 @@ std::vector<std::int32_t> file_prompt_tokens(const FilePrompt& p, const PromptOp
     text = one.rendered;
   } else {
     const Tokenizer& tok = lm.require_tokenizer("--prompts");
-    text = lm.chat_template().render(p.messages, nullptr, true);
+    text = lm.chat_template().render(p.messages, nullptr, true, template_variables(how));
     ids = tok.encode(text);  // the template's special tokens stay special
   }
   if (rendered != nullptr) *rendered = text;

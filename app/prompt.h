@@ -23,15 +23,18 @@ using engine::LoadedModel;
 LoadedModel load_model(const ModelOptions& o);
 
 struct PromptOptions {
-  std::string tokens;  // --tokens 1,2,3
-  std::string prompt;  // --prompt TEXT
-  bool chat = false;   // --chat: wrap as a user message and apply the chat template
-  std::string system;  // --system TEXT (with --chat)
+  std::string tokens;     // --tokens 1,2,3
+  std::string prompt;     // --prompt TEXT
+  bool chat = false;      // --chat: wrap as a user message and apply the chat template
+  std::string system;     // --system TEXT (with --chat)
+  bool no_think = false;  // --no-think: enable_thinking=false for the template (Qwen3)
   bool split_special = false;
   std::string rendered;  // filled by prompt_tokens: the text actually tokenized
 };
 
 void add_prompt_options(CLI::App& cmd, PromptOptions& o);
+// The template variables the options set ({"enable_thinking": false} under --no-think), or null.
+nlohmann::ordered_json template_variables(const PromptOptions& o);
 
 // Token ids for the prompt options; throws naming the flags when they are inconsistent.
 std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm);

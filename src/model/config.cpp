@@ -70,8 +70,9 @@ RopeConfig rope_config(const nlohmann::json& j, const ModelConfig& c, const std:
   if (it == j.end() || it->is_null()) return r;
   const nlohmann::json& s = *it;
   if (!s.is_object()) fail("{}: rope_scaling must be an object or null, got {}", src, s.dump());
+  // transformers' Qwen2Config/Qwen3Config copy a legacy "type" over "rope_type".
   const nlohmann::json type =
-      s.contains("rope_type") ? s["rope_type"] : s.value("type", nlohmann::json(""));
+      s.contains("type") ? s["type"] : s.value("rope_type", nlohmann::json(""));
   if (type == "default") return r;
   if (type != "yarn")
     fail("{}: rope_scaling type {} is not supported (supported: yarn, default)", src, type.dump());
@@ -148,6 +149,8 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src) 
   }
   if (j.contains("head_dim") && !j["head_dim"].is_null()) {
     c.head_dim = positive_int(j, src, "head_dim");
+  } else if (c.model_type == "qwen3") {
+    c.head_dim = 128;  // Qwen3Config's default
   } else {
     if (c.hidden_size % c.num_attention_heads != 0)
       fail(

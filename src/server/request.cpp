@@ -444,7 +444,9 @@ void apply_replay_settings(const json& settings, decode::GenerationConfig& c,
 }
 
 std::string render_chat(const json& messages, const json& tools, bool add_generation_prompt,
-                        const ServerLimits& limits) {
+                        const ServerLimits& limits, const json& kwargs) {
+  if (!kwargs.is_null() && !kwargs.is_object())
+    bad("chat_template_kwargs", "'chat_template_kwargs' must be an object of template variables");
   const json normalized = normalize_messages(messages);
   if (!tools.is_null() && !tools.is_array()) bad("tools", "'tools' must be a list");
   for (std::size_t i = 0; tools.is_array() && i < tools.size(); ++i) {
@@ -461,7 +463,9 @@ std::string render_chat(const json& messages, const json& tools, bool add_genera
     const nlohmann::ordered_json m = nlohmann::ordered_json::parse(normalized.dump());
     const nlohmann::ordered_json t =
         tools.is_array() && !tools.empty() ? nlohmann::ordered_json::parse(tools.dump()) : nullptr;
-    return limits.model->chat_template().render(m, t, add_generation_prompt);
+    const nlohmann::ordered_json extra =
+        kwargs.is_object() ? nlohmann::ordered_json::parse(kwargs.dump()) : nullptr;
+    return limits.model->chat_template().render(m, t, add_generation_prompt, extra);
   } catch (const ApiError&) {
     throw;
   } catch (const std::exception& e) {
@@ -491,7 +495,11 @@ ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits) {
     if (*v == "none") tools = nullptr;
   }
   r.parse_tools = tools.is_array() && !tools.empty();
-  const std::string text = render_chat(*messages, tools, true, limits);
+  json kwargs = nullptr;
+  if (const json* v = field(body, "chat_template_kwargs")) kwargs = *v;
+  const std::string text = render_chat(*messages, tools, true, limits, kwargs);
+  // A thinking template (Qwen3's) writes <think> blocks: the reply's reasoning is split off.
+  r.reasoning = limits.model->chat_template().source.find("</think>") != std::string::npos;
   const Tokenizer& tok = limits.model->require_tokenizer("messages");
   r.jobs.push_back(make_job(body, r, tok.encode(text), limits));
   r.prompt_texts.push_back(text);

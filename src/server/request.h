@@ -57,6 +57,7 @@ struct ParsedRequest {
   bool echo = false;
   bool parse_tools = false;  // tools were given: <tool_call> blocks become tool_calls
   bool keep = false;         // logitscope.keep: keep the generation for replay
+  bool reasoning = false;    // chat with a thinking template (Qwen3): <think> -> reasoning_content
 };
 
 ParsedRequest parse_chat_request(const nlohmann::json& body, const ServerLimits& limits);
@@ -68,8 +69,11 @@ void apply_replay_settings(const nlohmann::json& settings, decode::GenerationCon
                            const ServerLimits& limits);
 
 // The chat template over checked messages (and tools); `param` names the messages field.
+// `kwargs` (chat_template_kwargs: an object or null) adds template variables, e.g.
+// enable_thinking.
 std::string render_chat(const nlohmann::json& messages, const nlohmann::json& tools,
-                        bool add_generation_prompt, const ServerLimits& limits);
+                        bool add_generation_prompt, const ServerLimits& limits,
+                        const nlohmann::json& kwargs = nullptr);
 // Token ids of `value` (a list of ids) checked against the vocabulary; `param` names it.
 std::vector<std::int32_t> token_ids(const nlohmann::json& value, const std::string& param,
                                     const ServerLimits& limits);

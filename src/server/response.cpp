@@ -47,6 +47,7 @@ ResponseBuilder::ResponseBuilder(const ParsedRequest& request, const engine::Loa
   for (std::size_t i = 0; i < choices_.size(); ++i) {
     if (request.parse_tools)
       choices_[i].parser.emplace(fmt::format("{}_{}", id_.substr(id_.size() - 8), i));
+    if (request.reasoning) choices_[i].reasoning_splitter.emplace();
   }
 }
 
@@ -106,8 +107,31 @@ json ResponseBuilder::take_logprobs(Choice& c) const {
   return out;
 }
 
+// The reply's text: reasoning split off first (streamed as delta.reasoning_content, as vLLM
+// and llama.cpp send it), then the answer through the tool-call parser.
 void ResponseBuilder::add_text(std::size_t index, const std::string& text,
                                std::vector<json>& chunks) {
+  Choice& c = choices_[index];
+  if (!c.reasoning_splitter) return add_content(index, text, chunks);
+  add_split(index, c.reasoning_splitter->push(text), chunks);
+}
+
+void ResponseBuilder::add_split(std::size_t index, const chat::ReasoningDelta& d,
+                                std::vector<json>& chunks) {
+  Choice& c = choices_[index];
+  if (!d.reasoning.empty()) {
+    c.reasoning += d.reasoning;
+    if (request_.stream)
+      chunks.push_back(chunk(json::array({{{"index", index},
+                                           {"delta", {{"reasoning_content", d.reasoning}}},
+                                           {"logprobs", take_logprobs(c)},
+                                           {"finish_reason", nullptr}}})));
+  }
+  if (!d.content.empty()) add_content(index, d.content, chunks);
+}
+
+void ResponseBuilder::add_content(std::size_t index, const std::string& text,
+                                  std::vector<json>& chunks) {
   Choice& c = choices_[index];
   std::string content = text;
   std::vector<ToolCall> calls;
@@ -216,9 +240,10 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
         } else if constexpr (std::is_same_v<T, FinishEvent>) {
           const std::size_t index = base + e.choice;
           Choice& c = choices_[index];
+          if (c.reasoning_splitter) add_split(index, c.reasoning_splitter->finish(), chunks);
           if (c.parser) {
             ToolDelta d = c.parser->finish();
-            if (!d.content.empty()) add_text(index, d.content, chunks);
+            if (!d.content.empty()) add_content(index, d.content, chunks);
           }
           c.finish = finish_reason(e.reason, !c.calls.empty());
           if (request_.stream) {
@@ -265,6 +290,7 @@ json ResponseBuilder::response() const {
     if (request_.chat) {
       json message = {{"role", "assistant"}};
       message["content"] = c.calls.empty() || !c.text.empty() ? json(c.text) : json(nullptr);
+      if (!c.reasoning.empty()) message["reasoning_content"] = c.reasoning;
       if (!c.calls.empty()) {
         json calls = json::array();
         for (const auto& call : c.calls)

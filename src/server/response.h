@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/reasoning.h"
 #include "engine/loaded_model.h"
 #include "server/request.h"
 #include "server/scheduler.h"
@@ -41,6 +42,8 @@ class ResponseBuilder {
     std::vector<nlohmann::json> pending;   // streamed: entries not yet sent
     std::vector<ToolCall> calls;
     std::optional<ToolCallParser> parser;
+    std::optional<chat::ReasoningSplitter> reasoning_splitter;
+    std::string reasoning;  // reasoning_content (thinking templates)
     std::string finish;
     std::size_t tokens = 0;
     std::size_t text_chars = 0;  // code points so far (legacy text_offset)
@@ -49,6 +52,9 @@ class ResponseBuilder {
   nlohmann::json chunk(nlohmann::json choices) const;
   nlohmann::json logprob_entry(const TokenLogprob& t, std::size_t& offset) const;
   void add_text(std::size_t index, const std::string& text, std::vector<nlohmann::json>& chunks);
+  void add_split(std::size_t index, const chat::ReasoningDelta& d,
+                 std::vector<nlohmann::json>& chunks);
+  void add_content(std::size_t index, const std::string& text, std::vector<nlohmann::json>& chunks);
   nlohmann::json take_logprobs(Choice& c) const;
 
   const ParsedRequest& request_;

@@ -48,8 +48,8 @@ TEST(Config, YarnKeepsHighFrequenciesAndScalesLowOnes) {
   // pair turns less than beta_slow times: interpolated (divided by the factor).
   EXPECT_DOUBLE_EQ(yarn.rope.inv_freq.front(), plain.rope.inv_freq.front());
   EXPECT_DOUBLE_EQ(yarn.rope.inv_freq.back(), plain.rope.inv_freq.back() / 4.0);
-  j["rope_scaling"]["type"] = "default";  // rope_type wins over the legacy key
-  EXPECT_EQ(ls::parse_model_config(j, "c.json").rope.type, "yarn");
+  j["rope_scaling"]["type"] = "default";  // the legacy key wins, as transformers copies it over
+  EXPECT_EQ(ls::parse_model_config(j, "c.json").rope.type, "default");
 }
 
 TEST(Config, RejectsEachBadField) {

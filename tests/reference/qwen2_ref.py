@@ -1,11 +1,24 @@
 #!/usr/bin/python3
-"""Independent numpy reference of the Qwen2 forward pass (float64 internally).
+"""Independent numpy reference of the Qwen2 / Qwen3 (dense) forward pass (float64 internally).
 
-Written from the Qwen2 architecture definition (Hugging Face transformers'
-Qwen2ForCausalLM), not from logitscope's C++ code.  It loads a Hugging Face
-model directory (config.json + model.safetensors, or shards listed in
+Written from the architecture definitions in Hugging Face transformers
+(Qwen2ForCausalLM, Qwen3ForCausalLM, and modeling_rope_utils for YaRN rope
+scaling), not from logitscope's C++ code.  It loads a Hugging Face model
+directory (config.json + model.safetensors, or shards listed in
 model.safetensors.index.json), parses safetensors itself, and returns the
 logits of every position for a token sequence.
+
+Families (config.json "model_type", else "architectures"):
+  qwen2  q/k/v projections with bias, head_dim = hidden_size / num_attention_heads
+         (or config "head_dim" when present, as transformers' getattr does)
+  qwen3  no q/k/v/o bias (attention_bias false), head_dim from config "head_dim"
+         (Qwen3Config's default 128 when absent), and q_norm / k_norm: an RMSNorm
+         over head_dim (weight [head_dim], eps rms_norm_eps) applied to every head of
+         q and k after the projection and the reshape into heads, before RoPE
+         (transformers' modeling_qwen3.Qwen3Attention as of 4.51, written from memory of
+         that definition; attention scale head_dim^-0.5, o_proj heads*head_dim -> hidden).
+rope_scaling: null / {} / rope_type "default" = plain RoPE; rope_type (or legacy
+"type") "yarn" = YaRN (see yarn_parameters); any other type is an error.
 
     qwen2_ref.py --model DIR --tokens 1,2,3 --out ref.npy [--last-only]
 
@@ -101,8 +114,45 @@ def load_weights(model_dir):
 
 # ---------------------------------------------------------------- config
 
+FAMILIES = {"qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+
+
+def parse_rope_scaling(rs):
+    """config.json "rope_scaling" -> None (plain RoPE) or a dict with rope_type "yarn".
+
+    transformers' Qwen2Config/Qwen3Config copy a legacy "type" key over "rope_type"
+    ("BC: if there is a 'type' field, move it to 'rope_type'"), so "type" wins when both
+    are present; the rotary embedding then reads rope_type ("default" = no scaling)."""
+    if rs is None or rs == {}:
+        return None
+    if not isinstance(rs, dict):
+        raise ValueError("rope_scaling %r is not an object" % (rs,))
+    rope_type = rs["type"] if "type" in rs else rs.get("rope_type")
+    if rope_type is None:
+        raise ValueError("rope_scaling %r has neither rope_type nor type" % (rs,))
+    if rope_type == "default":
+        return None
+    if rope_type != "yarn":
+        raise ValueError("rope_scaling type %r unsupported by the reference (supported: default, yarn)" % rope_type)
+    if not isinstance(rs.get("factor"), (int, float)) or isinstance(rs.get("factor"), bool):
+        raise ValueError("rope_scaling yarn needs a numeric factor: %r" % (rs,))
+    out = dict(rs)
+    out["rope_type"] = "yarn"
+    return out
+
+
 class Config:
     def __init__(self, d):
+        mt = d.get("model_type")
+        archs = d.get("architectures") or []
+        if mt is None:
+            mt = {v: k for k, v in FAMILIES.items()}.get(archs[0] if archs else None)
+        if mt not in FAMILIES:
+            raise ValueError("model_type %r / architectures %r unsupported by the reference (qwen2, qwen3)"
+                             % (d.get("model_type"), archs))
+        if archs and archs[0] != FAMILIES[mt]:
+            raise ValueError("architectures %r do not match model_type %r" % (archs, mt))
+        self.model_type = mt
         self.hidden_size = int(d["hidden_size"])
         self.intermediate_size = int(d["intermediate_size"])
         self.num_hidden_layers = int(d["num_hidden_layers"])
@@ -112,11 +162,31 @@ class Config:
         self.rms_norm_eps = float(d["rms_norm_eps"])
         self.rope_theta = float(d.get("rope_theta", 10000.0))
         self.tie_word_embeddings = bool(d.get("tie_word_embeddings", False))
-        self.head_dim = int(d.get("head_dim") or self.hidden_size // self.num_attention_heads)
+        # Qwen2Config and Qwen3Config both default max_position_embeddings to 32768
+        self.max_position_embeddings = int(d.get("max_position_embeddings", 32768))
+        if mt == "qwen3":
+            # Qwen3Config(head_dim=128) is the default when config.json has none (an assumption
+            # about an unusual file: every published Qwen3 config.json states head_dim).
+            self.head_dim = int(d.get("head_dim") or 128)
+            if d.get("attention_bias", False):
+                raise ValueError("qwen3 attention_bias true unsupported by the reference")
+            self.qkv_bias = False
+            self.qk_norm = True
+        else:
+            self.head_dim = int(d.get("head_dim") or self.hidden_size // self.num_attention_heads)
+            self.qkv_bias = True      # Qwen2Attention: q/k/v_proj bias=True, o_proj bias=False
+            self.qk_norm = False
+        if self.head_dim % 2:
+            raise ValueError("head_dim %d is odd" % self.head_dim)
         if d.get("hidden_act", "silu") != "silu":
             raise ValueError("hidden_act %r unsupported" % d["hidden_act"])
-        if d.get("rope_scaling"):
-            raise ValueError("rope_scaling %r unsupported by the reference" % d["rope_scaling"])
+        if d.get("use_sliding_window"):
+            raise ValueError("use_sliding_window true unsupported by the reference")
+        if float(d.get("partial_rotary_factor", 1.0)) != 1.0:
+            raise ValueError("partial_rotary_factor %r unsupported by the reference" % d["partial_rotary_factor"])
+        if d.get("rope_parameters") is not None:
+            raise ValueError("rope_parameters (transformers v5 layout) unsupported by the reference; use rope_scaling")
+        self.rope_scaling = parse_rope_scaling(d.get("rope_scaling"))
         if self.num_attention_heads % self.num_key_value_heads:
             raise ValueError("num_attention_heads not a multiple of num_key_value_heads")
 
@@ -146,13 +216,89 @@ def silu(x):
     return x / (1.0 + np.exp(-x))
 
 
-def rope_cos_sin(positions, head_dim, theta):
-    """cos, sin of shape [T, head_dim]: angle pos*inv_freq[i] repeated over both halves."""
-    half = head_dim // 2
-    inv_freq = theta ** (-(2.0 * np.arange(half, dtype=np.float64)) / head_dim)
-    ang = np.asarray(positions, dtype=np.float64)[:, None] * inv_freq[None, :]
+def default_inv_freq(head_dim, theta):
+    """inv_freq[i] = theta^(-2i/head_dim), i < head_dim/2 (transformers' default rope)."""
+    return theta ** (-(2.0 * np.arange(head_dim // 2, dtype=np.float64)) / head_dim)
+
+
+def get_mscale(scale, mscale=1.0):
+    """YaRN attention-temperature term: 0.1 * mscale * ln(scale) + 1, or 1 when scale <= 1."""
+    if scale <= 1:
+        return 1.0
+    return 0.1 * mscale * math.log(scale) + 1.0
+
+
+def yarn_parameters(head_dim, base, rs, max_position_embeddings):
+    """(inv_freq [head_dim/2] float64, attention_factor) of YaRN.
+
+    Follows transformers' modeling_rope_utils._compute_yarn_parameters as it reads in the
+    versions that have the `truncate` option (checked against that function's text in a recent
+    transformers source, the one with `int | None` annotations; that this is ~4.55 and later is
+    from memory, not verified), computed here in float64 where transformers uses float32:
+      dim = head_dim (partial_rotary_factor 1: others are rejected by Config)
+      factor = rope_scaling["factor"]
+      original_max_position_embeddings = rope_scaling's, else config's max_position_embeddings
+      attention_factor = rope_scaling["attention_factor"] if given, else
+          get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim) if both are truthy, else
+          get_mscale(factor) = 0.1 ln(factor) + 1 (1 when factor <= 1)
+      beta_fast = rope_scaling.get("beta_fast") or 32, beta_slow = ... or 1
+      find_correction_dim(r) = dim * ln(orig_max / (r * 2 pi)) / (2 ln base)
+      low, high = correction dims of beta_fast, beta_slow; floor / ceil if truncate (default
+          true); then max(low, 0), min(high, dim - 1)
+      ramp[i] = clamp((i - low) / (high - low), 0, 1), i < dim/2 (high += 0.001 if low == high)
+      extrapolation_factor = 1 - ramp
+      inv_freq = interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor
+          with extrapolation = base^(-2i/dim), interpolation = extrapolation / factor.
+    Unsure point: earlier versions (about 4.49-4.54, the Qwen3 release 4.51 among them; a port
+    of that text was checked, the version range is from memory) instead replaced `factor` by
+    max_position_embeddings / original_max_position_embeddings whenever rope_scaling has
+    original_max_position_embeddings; the two agree when max_position_embeddings ==
+    factor * original_max_position_embeddings (the models the tests write)."""
+    dim = head_dim
+    factor = float(rs["factor"])
+    orig = rs.get("original_max_position_embeddings") or max_position_embeddings
+    attention_factor = rs.get("attention_factor")
+    mscale, mscale_all_dim = rs.get("mscale"), rs.get("mscale_all_dim")
+    if attention_factor is None:
+        if mscale and mscale_all_dim:
+            attention_factor = get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
+        else:
+            attention_factor = get_mscale(factor)
+    beta_fast = rs.get("beta_fast") or 32
+    beta_slow = rs.get("beta_slow") or 1
+
+    def correction_dim(rotations):
+        return dim * math.log(orig / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if rs.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    extrap_factor = 1.0 - ramp
+    extrapolation = default_inv_freq(dim, base)
+    interpolation = extrapolation / factor
+    inv_freq = interpolation * (1.0 - extrap_factor) + extrapolation * extrap_factor
+    return inv_freq, float(attention_factor)
+
+
+def rope_parameters(cfg):
+    """(inv_freq, attention_factor) for a Config (read at forward time, so tests may edit cfg)."""
+    if cfg.rope_scaling is None:
+        return default_inv_freq(cfg.head_dim, cfg.rope_theta), 1.0
+    return yarn_parameters(cfg.head_dim, cfg.rope_theta, cfg.rope_scaling, cfg.max_position_embeddings)
+
+
+def rope_cos_sin(positions, head_dim, theta, inv_freq=None, attention_factor=1.0):
+    """cos, sin of shape [T, head_dim]: angle pos*inv_freq[i] repeated over both halves,
+    times attention_factor (transformers multiplies both cos and sin by it)."""
+    if inv_freq is None:
+        inv_freq = default_inv_freq(head_dim, theta)
+    ang = np.asarray(positions, dtype=np.float64)[:, None] * np.asarray(inv_freq, dtype=np.float64)[None, :]
     ang = np.concatenate([ang, ang], axis=-1)
-    return np.cos(ang), np.sin(ang)
+    return np.cos(ang) * attention_factor, np.sin(ang) * attention_factor
 
 
 def rotate_half(x):
@@ -204,6 +350,18 @@ class Qwen2Ref:
             self.lm_head = emb
         else:
             self.lm_head = self.w["lm_head.weight"]
+        H, KV, D, hid = c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.hidden_size
+        want = {"self_attn.q_proj.weight": (H * D, hid), "self_attn.k_proj.weight": (KV * D, hid),
+                "self_attn.v_proj.weight": (KV * D, hid), "self_attn.o_proj.weight": (hid, H * D)}
+        if c.qk_norm:
+            want.update({"self_attn.q_norm.weight": (D,), "self_attn.k_norm.weight": (D,)})
+        for i in range(c.num_hidden_layers):
+            for n, shape in want.items():
+                name = "model.layers.%d.%s" % (i, n)
+                if name not in self.w:
+                    raise ValueError("%s: tensor %s missing" % (model_dir, name))
+                if self.w[name].shape != shape:
+                    raise ValueError("%s shape %r != %r" % (name, self.w[name].shape, shape))
 
     def layer(self, i, x, cos, sin):
         c = self.cfg
@@ -211,13 +369,19 @@ class Qwen2Ref:
         w = self.w
         T = x.shape[0]
         h = rms_norm(x, w[p + "input_layernorm.weight"], c.rms_norm_eps)
-        q = linear(h, w[p + "self_attn.q_proj.weight"], w[p + "self_attn.q_proj.bias"])
-        k = linear(h, w[p + "self_attn.k_proj.weight"], w[p + "self_attn.k_proj.bias"])
-        v = linear(h, w[p + "self_attn.v_proj.weight"], w[p + "self_attn.v_proj.bias"])
+
+        def bias(n):
+            return w[p + "self_attn.%s_proj.bias" % n] if c.qkv_bias else None
+        q = linear(h, w[p + "self_attn.q_proj.weight"], bias("q"))
+        k = linear(h, w[p + "self_attn.k_proj.weight"], bias("k"))
+        v = linear(h, w[p + "self_attn.v_proj.weight"], bias("v"))
         D = c.head_dim
         q = q.reshape(T, c.num_attention_heads, D).transpose(1, 0, 2)
         k = k.reshape(T, c.num_key_value_heads, D).transpose(1, 0, 2)
         v = v.reshape(T, c.num_key_value_heads, D).transpose(1, 0, 2)
+        if c.qk_norm:  # Qwen3: RMSNorm over head_dim of every head, before RoPE
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], c.rms_norm_eps)
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], c.rms_norm_eps)
         q = apply_rope(q, cos, sin)
         k = apply_rope(k, cos, sin)
         a = attention(q, k, v).transpose(1, 0, 2).reshape(T, c.num_attention_heads * D)
@@ -236,20 +400,28 @@ class Qwen2Ref:
         if tokens.min() < 0 or tokens.max() >= c.vocab_size:
             raise ValueError("token id out of range [0, %d)" % c.vocab_size)
         x = self.w["model.embed_tokens.weight"][tokens]
-        cos, sin = rope_cos_sin(np.arange(len(tokens)), c.head_dim, c.rope_theta)
+        inv_freq, attention_factor = rope_parameters(c)
+        cos, sin = rope_cos_sin(np.arange(len(tokens)), c.head_dim, c.rope_theta, inv_freq, attention_factor)
         for i in range(c.num_hidden_layers):
             x = self.layer(i, x, cos, sin)
         return rms_norm(x, self.w["model.norm.weight"], c.rms_norm_eps)
 
-    def logits(self, tokens, rows=None):
-        """float64 logits [T, vocab_size] for every position (only vocab ids `rows` if given)."""
+    def logits(self, tokens, rows=None, last_only=False):
+        """float64 logits [T, vocab_size] for every position (only vocab ids `rows` if given;
+        only the last position, [1, vocab], if last_only)."""
         head = self.lm_head if rows is None else self.lm_head[rows]
+        hid = self.hidden(tokens)
+        if last_only:
+            hid = hid[-1:]
         # einsum (no BLAS) is exact float64 too and faster than a reference-BLAS gemm here
-        return np.einsum("td,vd->tv", self.hidden(tokens), head, optimize=False)
+        return np.einsum("td,vd->tv", hid, head, optimize=False)
 
 
-def forward(model_dir, tokens):
-    return Qwen2Ref(model_dir).logits(tokens)
+QwenRef = Qwen2Ref  # the same class serves both families (cfg.model_type)
+
+
+def forward(model_dir, tokens, last_only=False):
+    return Qwen2Ref(model_dir).logits(tokens, last_only=last_only)
 
 
 def main(argv=None):
@@ -260,9 +432,7 @@ def main(argv=None):
     ap.add_argument("--last-only", action="store_true", help="write only the last position, [1, vocab]")
     a = ap.parse_args(argv)
     toks = [int(t) for t in a.tokens.split(",") if t.strip()]
-    lg = forward(a.model, toks)
-    if a.last_only:
-        lg = lg[-1:]
+    lg = forward(a.model, toks, last_only=a.last_only)
     np.save(a.out, lg)
     top = int(np.argmax(lg[-1]))
     print("positions %d vocab %d last top-1 %d logit %.6f" % (lg.shape[0], lg.shape[1], top, lg[-1, top]))

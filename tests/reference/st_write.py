@@ -1,7 +1,6 @@
-"""Minimal safetensors writer for the reference's self-tests (numpy only).
-
-Not used against the engine: the engine's own `synth` writes the models it is
-compared on.  Here it lets the reference be tested on models built in Python."""
+"""Minimal safetensors / model writer (numpy only) for the reference's self-tests and the
+engine tests' Python-written models: random Qwen2 (with or without rope_scaling) and dense
+Qwen3 weights + config.json, F32 / F16 / BF16, tied or untied, single file or sharded."""
 import json
 import struct
 
@@ -47,9 +46,16 @@ def write(path, tensors, dtype="F32", metadata=None, raw=None):
 
 
 def random_model(rng, hidden=16, inter=24, layers=2, heads=4, kv=2, vocab=50, tied=True,
-                 eps=1e-6, theta=1e6, scale=0.3):
-    """Random Qwen2 weights (float32 values) and a config dict."""
-    D = hidden // heads
+                 eps=1e-6, theta=1e6, scale=0.3, family="qwen2", head_dim=None, rope_scaling=None,
+                 max_position_embeddings=None):
+    """Random weights (float32 values) and a config dict of a Qwen2 (family "qwen2": q/k/v bias,
+    head_dim hidden/heads unless given) or a dense Qwen3 (family "qwen3": no bias, q_norm/k_norm
+    [head_dim], explicit "head_dim" in the config, which may differ from hidden/heads).
+    rope_scaling (e.g. {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64})
+    and max_position_embeddings go into the config when given."""
+    if family not in ("qwen2", "qwen3"):
+        raise ValueError(family)
+    D = head_dim or hidden // heads
     w = {"model.embed_tokens.weight": rng.standard_normal((vocab, hidden)) * scale,
          "model.norm.weight": 1 + 0.1 * rng.standard_normal(hidden)}
     for i in range(layers):
@@ -58,7 +64,11 @@ def random_model(rng, hidden=16, inter=24, layers=2, heads=4, kv=2, vocab=50, ti
         w[p + "post_attention_layernorm.weight"] = 1 + 0.1 * rng.standard_normal(hidden)
         for n, out in (("q", heads * D), ("k", kv * D), ("v", kv * D)):
             w[p + "self_attn.%s_proj.weight" % n] = rng.standard_normal((out, hidden)) * scale
-            w[p + "self_attn.%s_proj.bias" % n] = rng.standard_normal(out) * scale
+            if family == "qwen2":
+                w[p + "self_attn.%s_proj.bias" % n] = rng.standard_normal(out) * scale
+        if family == "qwen3":
+            w[p + "self_attn.q_norm.weight"] = 1 + 0.3 * rng.standard_normal(D)
+            w[p + "self_attn.k_norm.weight"] = 1 + 0.3 * rng.standard_normal(D)
         w[p + "self_attn.o_proj.weight"] = rng.standard_normal((hidden, heads * D)) * scale
         w[p + "mlp.gate_proj.weight"] = rng.standard_normal((inter, hidden)) * scale
         w[p + "mlp.up_proj.weight"] = rng.standard_normal((inter, hidden)) * scale
@@ -66,11 +76,35 @@ def random_model(rng, hidden=16, inter=24, layers=2, heads=4, kv=2, vocab=50, ti
     if not tied:
         w["lm_head.weight"] = rng.standard_normal((vocab, hidden)) * scale
     w = {k: np.asarray(v, dtype=np.float32) for k, v in w.items()}
-    cfg = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
+    arch = {"qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}[family]
+    cfg = {"architectures": [arch], "model_type": family, "hidden_act": "silu",
            "hidden_size": hidden, "intermediate_size": inter, "num_hidden_layers": layers,
            "num_attention_heads": heads, "num_key_value_heads": kv, "vocab_size": vocab,
            "rms_norm_eps": eps, "rope_theta": theta, "tie_word_embeddings": tied}
+    if family == "qwen3":
+        cfg.update(head_dim=D, attention_bias=False)
+    elif head_dim is not None:
+        cfg["head_dim"] = D
+    if rope_scaling is not None:
+        cfg["rope_scaling"] = dict(rope_scaling)
+    if max_position_embeddings is not None:
+        cfg["max_position_embeddings"] = max_position_embeddings
     return w, cfg
+
+
+def random_qwen3(rng, hidden=64, inter=128, layers=2, heads=4, kv=2, head_dim=32, vocab=50, tied=True,
+                 eps=1e-6, theta=1e6, scale=0.3, rope_scaling=None, max_position_embeddings=None):
+    """A random dense Qwen3 (default head_dim 32 != hidden 64 / 4 heads)."""
+    return random_model(rng, hidden=hidden, inter=inter, layers=layers, heads=heads, kv=kv, vocab=vocab,
+                        tied=tied, eps=eps, theta=theta, scale=scale, family="qwen3", head_dim=head_dim,
+                        rope_scaling=rope_scaling, max_position_embeddings=max_position_embeddings)
+
+
+def yarn(factor=4.0, original=64, key="rope_type", **extra):
+    """A YaRN rope_scaling dict; key "type" writes the legacy spelling."""
+    d = {key: "yarn", "factor": float(factor), "original_max_position_embeddings": int(original)}
+    d.update(extra)
+    return d
 
 
 def write_model(d, w, cfg, dtype="F32", shards=1):
