@@ -163,6 +163,50 @@ TEST(GgufModel, F32LoadsBackAsTheSameModel) {
   expect_tensors_match(path, DType::F32);
 }
 
+// A Qwen3 with YaRN written as GGUF (architecture qwen3, attention.key_length, q/k norms,
+// rope.scaling.*) reads back as the same config and gives the same logits, bit for bit.
+TEST(GgufModel, Qwen3WithYarnRoundTrips) {
+  const auto d = test::scratch_dir("gguf_model_qwen3");
+  SynthOptions so;
+  so.shape = "qwen3-tiny";
+  so.dtype = DType::F32;
+  so.seed = 2;
+  so.tokenizer_from = LS_QWEN_TOKENIZER_DIR;
+  so.out_dir = (d / "q3").string();
+  synthesize_model(so);
+  const std::string cfg_path = so.out_dir + "/config.json";
+  auto cfg = nlohmann::json::parse(test::read_file(cfg_path));
+  cfg["max_position_embeddings"] = 256;
+  cfg["rope_scaling"] = {
+      {"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 64}};
+  test::write_file(cfg_path, cfg.dump());
+  QuantizeOptions qo;
+  qo.model_dir = so.out_dir;
+  qo.type = DType::F32;
+  qo.out = (d / "q3.gguf").string();
+  quantize_to_gguf(qo);
+  const auto hf = Model::load(so.out_dir);
+  const auto gg = Model::load(qo.out);
+  expect_same_config(gg->config(), hf->config());
+  EXPECT_EQ(gg->config().head_dim, 32);
+  EXPECT_EQ(gg->config().rope.type, "yarn");
+  EXPECT_EQ(gg->config().rope.inv_freq, hf->config().rope.inv_freq);
+  EXPECT_EQ(gg->config().rope.attention_factor, hf->config().rope.attention_factor);
+  EXPECT_EQ(std::string(gg->architecture().model_type), "qwen3");
+  ThreadPool pool(1);
+  Session a(*hf, pool), b(*gg, pool);
+  std::vector<std::int32_t> tokens;
+  for (int i = 0; i < 100; ++i) tokens.push_back((i * 7919) % 151000);  // past the original 64
+  const auto la = a.feed(tokens, true);
+  const auto lb = b.feed(tokens, true);
+  ASSERT_EQ(la.size(), lb.size());
+  EXPECT_EQ(std::memcmp(la.data(), lb.data(), la.size_bytes()), 0);
+  // A config YaRN field GGUF cannot carry is refused, not dropped.
+  cfg["rope_scaling"]["beta_fast"] = 16;
+  test::write_file(cfg_path, cfg.dump());
+  LS_EXPECT_ERROR(quantize_to_gguf(qo), "rope_scaling.beta_fast cannot be written to GGUF");
+}
+
 TEST(GgufModel, Bf16AndF16AreBitExactConversions) {
   expect_tensors_match(convert(DType::BF16, "bf16"), DType::BF16);
   expect_tensors_match(convert(DType::F16, "f16"), DType::F16);
