@@ -17,6 +17,7 @@
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
 #include "app/prompt.h"
+#include "chat/reasoning.h"
 #include "core/error.h"
 #include "decode/generate.h"
 #include "decode/trace_json.h"
@@ -85,16 +86,23 @@ void print_trace_header(const decode::RunHeader& header) {
 
 nlohmann::json result_json(const decode::GenerationResult& r, std::size_t sequence,
                            double seconds) {
-  return {{"type", "result"},
-          {"sequence", sequence},
-          {"tokens", r.tokens},
-          {"text", decode::sanitize_utf8(r.text)},
-          {"finish_reason", decode::to_string(r.finish)},
-          {"message", r.message},
-          {"logprob", r.logprob},
-          {"processed_logprob", r.processed_logprob},
-          {"score", r.score},
-          {"seconds", seconds}};
+  nlohmann::json j = {{"type", "result"},
+                      {"sequence", sequence},
+                      {"tokens", r.tokens},
+                      {"text", decode::sanitize_utf8(r.text)},
+                      {"finish_reason", decode::to_string(r.finish)},
+                      {"message", r.message},
+                      {"logprob", r.logprob},
+                      {"processed_logprob", r.processed_logprob},
+                      {"score", r.score},
+                      {"seconds", seconds}};
+  // A thinking model's reply (Qwen3: "<think>...</think>answer") also comes split.
+  const chat::ReasoningDelta d = chat::split_reasoning(r.text);
+  if (d.content != r.text) {
+    j["reasoning"] = decode::sanitize_utf8(d.reasoning);
+    j["answer"] = decode::sanitize_utf8(d.content);
+  }
+  return j;
 }
 
 // --prompts FILE: one job per prompt, all stepped together (one forward pass per token for the
