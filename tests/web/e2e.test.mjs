@@ -1,0 +1,538 @@
+// The logit microscope in a real browser: `logitscope serve` on 127.0.0.1 with the tiny model,
+// Debian's chromium driven by playwright-core (tests/oracle/node_modules; no browser download).
+// The page at / generates from a Chinese prompt (repetition_penalty 3 so the tiny model varies),
+// shows one chip per token, the candidates of a step against the server's record, re-scores
+// them in the page when the temperature changes (checked against POST /v1/logitscope/replay),
+// and forks a second branch from a token the run did not choose. Nothing may load from another
+// host (every other host is aborted and counted), and no console or page error may occur.
+// Screenshots: ARTIFACTS/web-generated.png, ARTIFACTS/web-after-fork.png.
+//
+//   node e2e.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
+//                     [--artifacts DIR] [--model DIR] [--chromium /usr/bin/chromium]
+//
+// The page's test hooks (web/): body[data-state="idle"|...]; data-testid="prompt", "generate",
+// "temperature", "repetition_penalty" (inputs); data-testid="token" chips with data-step and
+// data-prob; data-testid="candidates" (data-source="recorded"|"rescored") whose rows carry
+// data-id and data-prob, each with a data-testid="fork" button; data-testid="branch" per branch.
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const WAIT = 30000; // every wait is bounded
+const TOTAL = 270000; // the whole run, under ctest's TIMEOUT 300
+const PROMPT = "中国的首都是";
+const STEP = 2;
+const NEW_TEMPERATURE = "1.5";
+const TOL = 1e-6;
+const SEED = "7"; // the same tokens on every run
+
+// ---------------------------------------------------------------------------------------------
+function parseArgs() {
+  const a = {
+    "oracle-dir": path.resolve(HERE, "../oracle"),
+    artifacts: path.resolve(process.cwd(), "test-artifacts"),
+    chromium: "/usr/bin/chromium",
+  };
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i += 2) a[argv[i].replace(/^--/, "")] = argv[i + 1];
+  if (!a.logitscope || (!a["tokenizer-from"] && !a.model)) {
+    console.error("usage: node e2e.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir DIR] " +
+                  "[--artifacts DIR] [--model DIR] [--chromium PATH]");
+    process.exit(2);
+  }
+  return a;
+}
+
+const ARGS = parseArgs();
+let chromium;
+try {
+  ({ chromium } = createRequire(path.join(path.resolve(ARGS["oracle-dir"]), "package.json"))("playwright-core"));
+} catch (e) {
+  console.error(`cannot load the npm package playwright-core from ${ARGS["oracle-dir"]}/node_modules ` +
+                `(run \`PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix tests/oracle\`): ${e.message}`);
+  process.exit(1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks: each prints ok/FAIL, its name and what it got.
+const failures = [];
+let checks = 0;
+
+function show(v, limit = 400) {
+  let s;
+  try {
+    s = typeof v === "string" ? v : JSON.stringify(v);
+  } catch {
+    s = String(v);
+  }
+  s = String(s).replace(/\n/g, "\\n");
+  return s.length <= limit ? s : `${s.slice(0, limit)}... (${s.length} chars)`;
+}
+
+function check(name, ok, got) {
+  checks++;
+  console.log(`${ok ? "ok  " : "FAIL"} ${name}${got === undefined ? "" : ` -- got: ${show(got)}`}`);
+  if (!ok) failures.push(name);
+  return ok;
+}
+
+function close(a, b, tol = TOL) {
+  return Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= tol;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server.
+function synth(bin, tokenizerDir, parent) {
+  const out = path.join(parent, "tiny");
+  const r = spawnSync(bin, ["synth", "--shape", "tiny", "--dtype", "bf16", "--seed", "3", "--out", out,
+                            "--tokenizer-from", tokenizerDir], { encoding: "utf8", timeout: 120000 });
+  if (r.status !== 0) throw new Error(`synth failed (${r.status}): ${r.stdout}${r.stderr}${r.error ?? ""}`);
+  return out;
+}
+
+function startServer(bin, modelDir) {
+  const args = ["serve", "--model", modelDir, "--host", "127.0.0.1", "--port", "0", "--parallel", "4",
+                "--threads", "2", "--ctx", "512"];
+  console.log(`starting: ${bin} ${args.join(" ")}`);
+  const proc = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const log = [];
+  const srv = { proc, log, host: null, port: null, tail: () => log.join("").slice(-4000) };
+  proc.stderr.setEncoding("utf8");
+  proc.stderr.on("data", (d) => log.push(d));
+  proc.stdout.setEncoding("utf8");
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => reject(new Error(`no 'listening on' line in 60 s:\n${srv.tail()}`)), 60000);
+    proc.stdout.on("data", (d) => {
+      log.push(d);
+      if (srv.port) return;
+      seen += d;
+      const m = seen.match(/listening on http:\/\/([0-9.]+):(\d+)/);
+      if (m) {
+        clearTimeout(timer);
+        srv.host = m[1];
+        srv.port = Number(m[2]);
+        srv.origin = `http://${srv.host}:${srv.port}`;
+        console.log(`server pid ${proc.pid} listening on ${srv.origin}`);
+        resolve(srv);
+      }
+    });
+    proc.on("error", (e) => reject(e));
+    proc.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}, ${signal}) before listening:\n${srv.tail()}`));
+    });
+  });
+}
+
+function stopServer(srv, timeoutMs = 10000) {
+  return new Promise((resolve) => {
+    const p = srv.proc;
+    if (p.exitCode !== null || p.signalCode !== null) return resolve();
+    const timer = setTimeout(() => {
+      p.kill("SIGKILL");
+      resolve();
+    }, timeoutMs);
+    p.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    p.kill("SIGTERM");
+  });
+}
+
+async function api(srv, method, route, body) {
+  const r = await fetch(srv.origin + route, {
+    method,
+    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(WAIT),
+  });
+  const text = await r.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return { status: r.status, json, text };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page.
+async function setValue(page, testid, value) {
+  const el = page.locator(`[data-testid="${testid}"]`).first();
+  await el.waitFor({ state: "visible", timeout: WAIT });
+  const tag = await el.evaluate((e) => e.tagName.toLowerCase());
+  if (tag === "select") {
+    await el.selectOption(String(value), { timeout: WAIT });
+  } else {
+    await el.fill(String(value), { timeout: WAIT });
+  }
+  await el.evaluate((e) => {
+    e.dispatchEvent(new Event("input", { bubbles: true }));
+    e.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+}
+
+// Before a click that starts a generation: window.__lsSawGenerating turns true once
+// body[data-state] has been "generating" (the attribute is set after the first render, so
+// "idle" right after the click does not mean done).
+async function armStateWatch(page) {
+  await page.evaluate(() => {
+    window.__lsSawGenerating = document.body.dataset.state === "generating";
+    window.__lsStateObserver?.disconnect();
+    window.__lsStateObserver = new MutationObserver(() => {
+      if (document.body.dataset.state === "generating") window.__lsSawGenerating = true;
+    });
+    window.__lsStateObserver.observe(document.body, { attributes: true, attributeFilter: ["data-state"] });
+  });
+}
+
+async function stateNotError(page, what) {
+  const state = await page.evaluate(() => document.body.dataset.state);
+  if (state === "error") {
+    const text = await page.evaluate(() => document.body.innerText.slice(0, 600));
+    throw new Error(`${what}: body[data-state] is "error": ${text}`);
+  }
+}
+
+// pred()'s first truthy value, polled for up to WAIT ms (undefined after that).
+async function poll(pred, ms = WAIT) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await pred();
+    if (v) return v;
+    if (Date.now() > end) return undefined;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// The rows of the candidates panel: [{id, prob, source}].
+function readRows(page) {
+  return page.evaluate(() => {
+    const table = document.querySelector('[data-testid="candidates"]');
+    if (!table) return { source: null, rows: [] };
+    const rows = [...table.querySelectorAll("[data-id]")].map((r) => ({
+      id: Number(r.getAttribute("data-id")),
+      prob: Number(r.getAttribute("data-prob")),
+    }));
+    return { source: table.getAttribute("data-source"), rows };
+  });
+}
+
+// The generation ids in the answers the page received (the header's "generation").
+function generationIds(bodies) {
+  const ids = [];
+  for (const b of bodies) {
+    for (const m of b.text.matchAll(/"generation"\s*:\s*("([^"\\]+)"|\d+)/g)) {
+      const id = m[2] ?? m[1];
+      if (!ids.includes(id)) ids.push(id);
+    }
+  }
+  return ids;
+}
+
+// Final probabilities of a replay focus step: {id: prob} over its last stage's top list.
+function finalProbs(focus) {
+  const last = focus.stages?.length ? focus.stages[focus.stages.length - 1].top : focus.raw.top;
+  const out = new Map();
+  for (const t of last ?? []) out.set(t.id, t.prob);
+  const pool = focus.final_candidates;
+  return { probs: out, complete: out.size >= pool };
+}
+
+function rawProbs(focus) {
+  return new Map((focus.raw?.top ?? []).map((t) => [t.id, t.prob]));
+}
+
+// Rows against a distribution; tokens beyond a complete list have probability 0.
+function compareRows(rows, dist) {
+  const bad = [];
+  let compared = 0;
+  for (const r of rows) {
+    let want = dist.probs.get(r.id);
+    if (want === undefined) {
+      if (!dist.complete) continue;
+      want = 0;
+    }
+    compared++;
+    if (!close(r.prob, want)) bad.push({ id: r.id, page: r.prob, server: want });
+  }
+  return { bad, compared };
+}
+
+async function runPage(srv, browser, artifacts) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const consoleErrors = [];
+  const requests = [];
+  const foreign = [];
+  const answers = []; // {url, method, text} of the generation requests
+  const posts = []; // {url, body} of POSTs to the completions routes
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (url.startsWith(srv.origin + "/")) return route.continue();
+    foreign.push(url);
+    return route.abort();
+  });
+  const page = await context.newPage();
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+  });
+  page.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
+  const failed = []; // answers of 400 and above, to name what a console error is about
+  page.on("response", (r) => {
+    if (r.status() >= 400) failed.push(`${r.request().method()} ${r.url()} -> ${r.status()}`);
+  });
+  page.on("request", (r) => {
+    requests.push(r.url());
+    if (r.method() === "POST" && /\/v1\/(chat\/)?completions$/.test(r.url())) {
+      let body = null;
+      try {
+        body = r.postDataJSON();
+      } catch {
+        /* not JSON */
+      }
+      posts.push({ url: r.url(), body });
+    }
+  });
+  // Chromium keeps no body of a text/event-stream answer for the test to read, so the page's
+  // fetch is teed: the page reads its stream as before, the copy's text goes to __lsAnswers.
+  await page.addInitScript(() => {
+    const orig = window.fetch.bind(window);
+    window.__lsAnswers = [];
+    window.fetch = async (input, init) => {
+      const r = await orig(input, init);
+      const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url, location.href);
+      if (!/\/v1\/(chat\/)?completions$/.test(url.pathname) || !r.body) return r;
+      const [mine, copy] = r.body.tee();
+      const entry = { url: url.href, status: r.status, text: "" };
+      window.__lsAnswers.push(entry);
+      (async () => {
+        const reader = copy.getReader();
+        const dec = new TextDecoder();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          entry.text += dec.decode(value, { stream: true });
+        }
+      })().catch(() => {});
+      return new Response(mine, { status: r.status, statusText: r.statusText, headers: r.headers });
+    };
+  });
+  // The generation ids: a data-generation hook on a branch when the page has one, else the
+  // headers of the answers it received.
+  const ids = async () => {
+    const dom = await page.$$eval("[data-generation]", (els) => els.map((e) => e.getAttribute("data-generation")));
+    const got = await page.evaluate(() => window.__lsAnswers ?? []);
+    answers.splice(0, answers.length, ...got);
+    return [...new Set([...dom.filter(Boolean), ...generationIds(got)])];
+  };
+
+  try {
+    console.log("\n== the page loads");
+    const resp = await page.goto(srv.origin + "/", { waitUntil: "load", timeout: WAIT });
+    check("GET / answered 200", resp?.status() === 200, resp?.status());
+    await page.waitForSelector('body[data-state="idle"]', { state: "attached", timeout: WAIT });
+    check("body[data-state=idle] after loading", true);
+    await page.locator('[data-testid="prompt"]').first().waitFor({ state: "visible", timeout: WAIT });
+    check("the prompt box is visible", true);
+
+    console.log("\n== generate");
+    await setValue(page, "repetition_penalty", "3");
+    if (await page.locator('[data-testid="max_tokens"]').count()) await setValue(page, "max_tokens", "10");
+    if (await page.locator('[data-testid="seed"]').count()) await setValue(page, "seed", SEED);
+    await setValue(page, "prompt", PROMPT);
+    const promptValue = await page.locator('[data-testid="prompt"]').first().inputValue().catch(() => null);
+    check("the prompt box holds the Chinese prompt", promptValue === PROMPT, promptValue);
+    await armStateWatch(page);
+    await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
+    await page.waitForFunction(
+      () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"
+        && document.querySelectorAll('[data-testid="token"]').length >= 4),
+      null, { timeout: WAIT });
+    await stateNotError(page, "generate");
+    const chips = await page.$$eval('[data-testid="token"]', (els) => els.map((e) => ({
+      step: e.getAttribute("data-step"), prob: e.getAttribute("data-prob"), id: e.getAttribute("data-id"),
+      text: e.textContent,
+    })));
+    check("at least 4 token chips after generating", chips.length >= 4, chips.length);
+    check("every chip's data-prob is a probability in (0, 1]",
+          chips.every((c) => c.prob !== null && Number(c.prob) > 0 && Number(c.prob) <= 1),
+          chips.map((c) => c.prob));
+    check("the chips' data-step are 0, 1, 2, ...", chips.every((c, i) => Number(c.step) === i),
+          chips.map((c) => c.step));
+    await page.screenshot({ path: path.join(artifacts, "web-generated.png"), fullPage: false });
+    check(`screenshot ${path.join(artifacts, "web-generated.png")}`, true);
+
+    // The page's generation: the header of the answer it streamed.
+    const gid = await poll(async () => (await ids())[0]);
+    check("the page's generation request kept its generation (a header with generation)", gid !== undefined,
+          answers.map((a) => ({ url: a.url, status: a.status, start: a.text.slice(0, 200) })));
+    const post = posts[0]?.body ?? {};
+    check("the page asked to keep the generation (logitscope.keep true)", post?.logitscope?.keep === true,
+          post?.logitscope);
+    check("the page sent repetition_penalty 3", Number(post?.repetition_penalty) === 3, post?.repetition_penalty);
+    check(`the page sent seed ${SEED}`, String(post?.seed) === SEED, post?.seed);
+    const g = gid === undefined ? null : await api(srv, "GET", `/v1/logitscope/generations/${gid}`);
+    check("GET /v1/logitscope/generations/ID of the page's generation: 200", g?.status === 200, g?.text);
+    const gen = g?.json ?? { tokens: [], draws: [], prompt_token_ids: [] };
+    check("one chip per generated token", chips.length === gen.tokens.length,
+          { chips: chips.length, tokens: gen.tokens.length });
+
+    console.log(`\n== step ${STEP}: its candidates`);
+    await page.locator(`[data-testid="token"][data-step="${STEP}"]`).first().click({ timeout: WAIT });
+    await page.waitForFunction(
+      () => document.querySelectorAll('[data-testid="candidates"] [data-id]').length > 0, null, { timeout: WAIT });
+    const recorded = await readRows(page);
+    check("the candidates panel has rows with data-id and data-prob",
+          recorded.rows.length > 0 && recorded.rows.every((r) => Number.isInteger(r.id) && r.prob >= 0 && r.prob <= 1),
+          recorded);
+    check("the panel is not marked rescored before any setting changed", recorded.source !== "rescored",
+          recorded.source);
+    const chosenId = gen.tokens[STEP];
+    const chip = chips[STEP];
+    const chosenRow = recorded.rows.find((r) => r.id === chosenId);
+    // The server's record of that step: replay with the recorded settings reproduces it.
+    const rec = await api(srv, "POST", "/v1/logitscope/replay", { generation: gid, step: STEP, top_n: 50 });
+    check("POST replay (recorded settings, focus step 2): 200", rec.status === 200, rec.text.slice(0, 300));
+    const recFocus = rec.json?.focus;
+    if (chosenRow !== undefined) {
+      check(`the recorded token of step ${STEP} (${chosenId}) has a row`, true, recorded.rows.map((r) => r.id));
+      check("the chip's data-prob equals the chosen row's data-prob", close(Number(chip.prob), chosenRow.prob),
+            { chip: chip.prob, row: chosenRow });
+    } else {
+      // The panel lists the best rows of the final distribution: a token drawn from further
+      // down is not among them (the seed is fixed, so this is the same on every run).
+      const better = recFocus ? [...finalProbs(recFocus).probs.values()].filter((p) => p > recFocus.chosen.prob).length : -1;
+      check(`the recorded token of step ${STEP} (${chosenId}) has no row only because ${better} tokens ` +
+            `are more probable than it (>= ${recorded.rows.length} rows shown)`, better >= recorded.rows.length,
+            recorded.rows.map((r) => r.id));
+    }
+    if (recFocus) {
+      const fin = compareRows(recorded.rows, finalProbs(recFocus));
+      const raw = compareRows(recorded.rows, { probs: rawProbs(recFocus), complete: false });
+      const asFinal = fin.bad.length === 0 && fin.compared > 0;
+      const asRaw = raw.bad.length === 0 && raw.compared === recorded.rows.length;
+      check(`the recorded rows' probabilities are the server's for step ${STEP} ` +
+            `(${asFinal ? "final distribution" : asRaw ? "raw distribution" : "neither"}, within ${TOL})`,
+            asFinal || asRaw, { final_mismatch: fin.bad.slice(0, 3), raw_mismatch: raw.bad.slice(0, 3) });
+      check("the chip's probability is the server's chosen.prob or chosen.raw_prob",
+            close(Number(chip.prob), recFocus.chosen.prob) || close(Number(chip.prob), recFocus.chosen.raw_prob),
+            { chip: chip.prob, prob: recFocus.chosen.prob, raw_prob: recFocus.chosen.raw_prob });
+    }
+
+    console.log(`\n== temperature ${NEW_TEMPERATURE}: re-scored in the page`);
+    await setValue(page, "temperature", NEW_TEMPERATURE);
+    await page.waitForSelector('[data-testid="candidates"][data-source="rescored"]', { state: "attached", timeout: WAIT });
+    check('the candidates panel turns data-source="rescored"', true);
+    await page.waitForFunction(
+      (before) => {
+        const rows = [...document.querySelectorAll('[data-testid="candidates"] [data-id]')];
+        return rows.length > 0 && rows.map((r) => r.getAttribute("data-prob")).join() !== before;
+      }, recorded.rows.map((r) => String(r.prob)).join(), { timeout: WAIT }).catch(() => null);
+    const rescored = await readRows(page);
+    const before = new Map(recorded.rows.map((r) => [r.id, r.prob]));
+    check("the rescored probabilities differ from the recorded ones",
+          rescored.rows.some((r) => before.has(r.id) && Math.abs(before.get(r.id) - r.prob) > 1e-9),
+          rescored.rows.slice(0, 5));
+    const rep = await api(srv, "POST", "/v1/logitscope/replay",
+                          { generation: gid, settings: { temperature: Number(NEW_TEMPERATURE) }, step: STEP, top_n: 50 });
+    check(`POST replay {temperature: ${NEW_TEMPERATURE}} step ${STEP}: 200`, rep.status === 200, rep.text.slice(0, 300));
+    if (rep.json?.focus) {
+      const cmp = compareRows(rescored.rows, finalProbs(rep.json.focus));
+      check(`the rescored rows equal the server's replay of step ${STEP} under temperature ${NEW_TEMPERATURE} ` +
+            `(${cmp.compared} rows within ${TOL})`, cmp.bad.length === 0 && cmp.compared > 0,
+            cmp.bad.length ? cmp.bad.slice(0, 5) : undefined);
+    }
+
+    console.log(`\n== fork at step ${STEP}`);
+    const alt = rescored.rows.find((r) => r.id !== chosenId);
+    check("a row other than the recorded token to fork from", alt !== undefined, rescored.rows.map((r) => r.id));
+    const branchesBefore = await page.locator('[data-testid="branch"]').count();
+    const postsBefore = posts.length;
+    await armStateWatch(page);
+    await page.locator(`[data-testid="candidates"] [data-id="${alt.id}"] [data-testid="fork"]`).first()
+      .click({ timeout: WAIT });
+    await page.waitForFunction(
+      (n) => document.body.dataset.state === "error" || (window.__lsSawGenerating
+        && document.querySelectorAll('[data-testid="branch"]').length >= Math.max(2, n + 1)
+        && document.body.dataset.state === "idle"), branchesBefore, { timeout: WAIT });
+    await stateNotError(page, "fork");
+    const branches = await page.locator('[data-testid="branch"]').count();
+    check("a second branch appears", branches >= 2, { before: branchesBefore, after: branches });
+    const forkPost = posts.slice(postsBefore).find((p) => p.url.endsWith("/v1/completions"))?.body;
+    const wantPrompt = [...gen.prompt_token_ids, ...gen.tokens.slice(0, STEP), alt.id];
+    check("the fork is a completions request with prompt = prompt_token_ids + tokens[:2] + [token]",
+          JSON.stringify(forkPost?.prompt) === JSON.stringify(wantPrompt), { sent: forkPost?.prompt, want: wantPrompt });
+    const fid = await poll(async () => (await ids()).find((x) => x !== gid));
+    const fg = fid === undefined ? null : await api(srv, "GET", `/v1/logitscope/generations/${fid}`);
+    check("the fork was kept and its prompt_token_ids are that list",
+          fg?.status === 200 && JSON.stringify(fg.json.prompt_token_ids) === JSON.stringify(wantPrompt),
+          fg ? { status: fg.status, prompt_token_ids: fg.json?.prompt_token_ids } : "no fork generation id");
+    await page.screenshot({ path: path.join(artifacts, "web-after-fork.png"), fullPage: false });
+    check(`screenshot ${path.join(artifacts, "web-after-fork.png")}`, true);
+  } finally {
+    console.log("\n== what the page loaded");
+    const offOrigin = requests.filter((u) => !u.startsWith(srv.origin + "/") && !/^(data|blob|about):/.test(u));
+    check(`every request went to ${srv.origin} (${requests.length} requests)`, offOrigin.length === 0 && foreign.length === 0,
+          { offOrigin, aborted: foreign });
+    check("no console error and no page error", consoleErrors.length === 0,
+          failed.length ? { consoleErrors, failed } : consoleErrors);
+    await context.close().catch(() => {});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+async function main() {
+  const artifacts = path.resolve(ARGS.artifacts);
+  fs.mkdirSync(artifacts, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ls_web_e2e_"));
+  let srv = null;
+  let browser = null;
+  const watchdog = setTimeout(async () => {
+    check(`the run finished within ${TOTAL / 1000} s`, false);
+    if (browser) await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000))]);
+    if (srv) srv.proc.kill("SIGKILL");
+    fs.rmSync(tmp, { recursive: true, force: true });
+    console.log(`\n${checks - failures.length}/${checks} checks passed`);
+    process.exit(1);
+  }, TOTAL);
+  try {
+    const model = ARGS.model ?? synth(ARGS.logitscope, ARGS["tokenizer-from"], tmp);
+    srv = await startServer(ARGS.logitscope, model);
+    const info = await api(srv, "GET", "/v1/logitscope/info");
+    check("GET /v1/logitscope/info: 200", info.status === 200, info.text.slice(0, 200));
+    browser = await chromium.launch({
+      executablePath: ARGS.chromium,
+      timeout: WAIT,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run"],
+    });
+    console.log(`chromium ${browser.version()}`);
+    await runPage(srv, browser, artifacts);
+  } catch (e) {
+    console.log(e?.stack ?? e);
+    check("the run completed without an exception", false, String(e?.message ?? e));
+  } finally {
+    if (browser) await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 10000))]);
+    if (srv) {
+      if (failures.length) console.log(`\n--- server log tail ---\n${srv.tail()}`);
+      await stopServer(srv);
+    }
+    fs.rmSync(tmp, { recursive: true, force: true });
+    clearTimeout(watchdog);
+  }
+  console.log(`\n${checks - failures.length}/${checks} checks passed`);
+  for (const f of failures) console.log(`  FAILED: ${f}`);
+  process.exit(failures.length ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.log(e?.stack ?? e);
+  process.exit(1);
+});

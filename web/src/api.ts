@@ -1,0 +1,108 @@
+// The server's routes as the page calls them (src/server/API.md): JSON requests whose non-2xx
+// answers become ApiError (message, param, status), the kept generations' logits as
+// Float32Array (little-endian, cached per step), replay and detokenize.
+import { parseJson, stringifyJson } from './json_big';
+import type { GenerationInfo, InfoResponse, ReplayResponse } from './types';
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly param: string | null = null,
+    readonly type: string | null = null,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** An ApiError from a non-2xx response, reading `{"error": {message, param, ...}}` when it is there. */
+export async function errorFrom(res: Response, what: string): Promise<ApiError> {
+  const text = await res.text().catch(() => '');
+  try {
+    const body = parseJson(text) as { error?: { message?: string; param?: string | null; type?: string; code?: string } };
+    if (body && body.error) {
+      return new ApiError(body.error.message ?? `${what}: HTTP ${res.status}`, res.status, body.error.param ?? null, body.error.type ?? null, body.error.code ?? null);
+    }
+  } catch {
+    // not JSON: report the status and the start of the text
+  }
+  return new ApiError(`${what}: HTTP ${res.status} ${res.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`, res.status);
+}
+
+/** fetch() whose network failures say which request failed. */
+export async function call(url: string, init: RequestInit, what: string): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(url, init);
+  } catch (e) {
+    if (e instanceof DOMException && e.name === 'AbortError') throw e;
+    throw new ApiError(`${what}: the server cannot be reached (${e instanceof Error ? e.message : String(e)})`, null);
+  }
+  if (!res.ok) throw await errorFrom(res, what);
+  return res;
+}
+
+async function json<T>(url: string, init: RequestInit, what: string): Promise<T> {
+  const res = await call(url, init, what);
+  return parseJson(await res.text()) as T;
+}
+
+const post = (body: unknown, signal?: AbortSignal): RequestInit => ({
+  method: 'POST',
+  headers: { 'Content-Type': 'application/json' },
+  body: stringifyJson(body),
+  signal,
+});
+
+export const getInfo = () => json<InfoResponse>('/v1/logitscope/info', {}, 'GET /v1/logitscope/info');
+
+export const getGeneration = (id: string | number) =>
+  json<GenerationInfo>(`/v1/logitscope/generations/${encodeURIComponent(String(id))}`, {}, `GET generation ${id}`);
+
+export function replay(body: Record<string, unknown>, signal?: AbortSignal): Promise<ReplayResponse> {
+  return json<ReplayResponse>('/v1/logitscope/replay', post(body, signal), 'POST /v1/logitscope/replay');
+}
+
+const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const logitsCache = new Map<string, Promise<Float32Array>>();
+const CACHE_STEPS = 48; // about 29 MB of Qwen2.5 logits
+
+/** Step `step`'s raw logits of a kept generation (V little-endian float32), cached. */
+export function getLogits(generation: string | number, step: number): Promise<Float32Array> {
+  const key = `${generation}/${step}`;
+  const hit = logitsCache.get(key);
+  if (hit) {
+    logitsCache.delete(key); // least recently used goes first
+    logitsCache.set(key, hit);
+    return hit;
+  }
+  const url = `/v1/logitscope/generations/${encodeURIComponent(String(generation))}/logits/${step}`;
+  const p = call(url, {}, `GET logits of step ${step}`).then(async (res) => {
+    const buf = await res.arrayBuffer();
+    if (buf.byteLength % 4 !== 0) throw new ApiError(`GET logits of step ${step}: ${buf.byteLength} bytes is not a float32 array`, res.status);
+    if (littleEndian) return new Float32Array(buf);
+    const view = new DataView(buf);
+    const out = new Float32Array(buf.byteLength / 4);
+    for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true);
+    return out;
+  });
+  p.catch(() => logitsCache.delete(key));
+  logitsCache.set(key, p);
+  while (logitsCache.size > CACHE_STEPS) logitsCache.delete(logitsCache.keys().next().value as string);
+  return p;
+}
+
+const textCache = new Map<number, Promise<string>>();
+
+/** One token's text (POST /detokenize), for candidates no trace list named. */
+export function tokenText(id: number): Promise<string> {
+  let p = textCache.get(id);
+  if (!p) {
+    p = json<{ prompt: string }>('/detokenize', post({ tokens: [id] }), 'POST /detokenize').then((r) => r.prompt);
+    p.catch(() => textCache.delete(id));
+    textCache.set(id, p);
+  }
+  return p;
+}

@@ -1,0 +1,131 @@
+// The generation rows: one chip per step, coloured by the chosen mode, grouped where byte tokens
+// split a character. Chips are buttons with a roving tabindex: Tab reaches the row, arrow keys
+// (and Home/End) move between chips, Up/Down between rows, Enter/Space/click select. A fork row shows the
+// shared prefix collapsed, the forced token, then its own chips.
+import { useMemo, useState } from 'preact/hooks';
+import { chipColor, type ColorMode } from './colors';
+import { fmtProb } from './format';
+import type { Branch, Step } from './types';
+import { decodeBytes, groupTokens, hexToBytes, showWhitespace, visibleWhitespace } from './utf8';
+
+export interface Selection {
+  branch: number;
+  step: number;
+}
+
+function Visible(props: { text: string }) {
+  return (
+    <>
+      {visibleWhitespace(props.text).map((p, i) => (
+        <span key={i} class={p.ws ? 'ws' : undefined}>
+          {p.text}
+        </span>
+      ))}
+    </>
+  );
+}
+
+function chipTitle(s: Step): string {
+  return `step ${s.step} · id ${s.chosen.id} · bytes ${s.chosen.bytes || '(none)'} · p ${fmtProb(s.chosen.prob)} · raw rank ${s.chosen.raw_rank} · entropy ${s.entropy_after?.toFixed(3)} nats`;
+}
+
+interface RowProps {
+  branch: Branch;
+  colorMode: ColorMode;
+  selection: Selection | null;
+  changed: ReadonlySet<number> | null;
+  onSelect: (sel: Selection, focus: boolean) => void;
+  onMove: (from: Selection, key: string) => void;
+}
+
+export function BranchRow(props: RowProps) {
+  const { branch, selection } = props;
+  const [showShared, setShowShared] = useState(false);
+  const groups = useMemo(() => groupTokens(branch.steps, (s) => hexToBytes(s.chosen.bytes)), [branch.steps]);
+  const selectedHere = selection?.branch === branch.id ? selection.step : null;
+  const tabStop = selectedHere ?? 0;
+
+  const chip = (s: Step, label: preact.ComponentChildren, inGroup: boolean) => {
+    const sel: Selection = { branch: branch.id, step: s.step };
+    const classes = ['chip', inGroup ? 'in-group' : '', selectedHere === s.step ? 'selected' : '', props.changed?.has(s.step) ? 'changed' : ''];
+    return (
+      <button
+        type="button"
+        key={s.step}
+        class={classes.filter(Boolean).join(' ')}
+        style={{ background: chipColor(s, props.colorMode) }}
+        data-testid="token"
+        data-id={s.chosen.id}
+        data-prob={String(s.chosen.prob)}
+        data-step={s.step}
+        data-branch={branch.id}
+        tabIndex={s.step === tabStop ? 0 : -1}
+        title={chipTitle(s)}
+        aria-pressed={selectedHere === s.step}
+        aria-label={`step ${s.step}: ${showWhitespace(s.chosen.text)}, probability ${fmtProb(s.chosen.prob)}${props.changed?.has(s.step) ? ', would change' : ''}`}
+        onClick={() => props.onSelect(sel, false)}
+        onKeyDown={(e) => {
+          if (['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'].includes(e.key)) {
+            e.preventDefault();
+            props.onMove(sel, e.key);
+          }
+        }}
+      >
+        {label}
+      </button>
+    );
+  };
+
+  const shared = branch.fork?.sharedTokens ?? [];
+  const status = { streaming: 'generating…', done: branch.finishReason ? `finished: ${branch.finishReason}` : 'done', stopped: 'stopped', error: 'error' }[branch.status];
+  return (
+    <div class={`branch ${branch.fork ? 'fork' : 'original'}`} data-testid="branch" data-branch={branch.id}>
+      <div class="branch-head">
+        <strong>{branch.label}</strong>
+        <span class="muted">
+          {' '}
+          · {branch.steps.length} tokens · {status}
+          {branch.header ? ` · seed ${String(branch.header.seed)}` : ''}
+        </span>
+      </div>
+      <div class="chips" role="group" aria-label={`${branch.label}: generated tokens`}>
+        {branch.fork && (
+          <>
+            {shared.length > 0 && (
+              <button type="button" class="shared-toggle" aria-expanded={showShared} onClick={() => setShowShared(!showShared)} title="the tokens this fork shares with the row it came from">
+                {showShared ? '▾' : '▸'} {shared.length} shared
+              </button>
+            )}
+            {showShared && (
+              <span class="shared">
+                <Visible text={decodeBytes(Uint8Array.from(shared.flatMap((t) => Array.from(hexToBytes(t.bytes)))))} />
+              </span>
+            )}
+            <span class="forced" title={`forced token at step ${branch.fork.step}: id ${branch.fork.token.id}, bytes ${branch.fork.token.bytes}`}>
+              <span class="forced-mark">forced</span>
+              <Visible text={branch.fork.token.text} />
+            </span>
+          </>
+        )}
+        {groups.map((g) => {
+          const last = g.items[g.items.length - 1];
+          const brk = g.text.includes('\n') ? <span class="break" key={`b${last.step}`} /> : null;
+          if (g.items.length === 1) {
+            const s = g.items[0];
+            return [chip(s, <Visible text={decodeBytes(hexToBytes(s.chosen.bytes)) || s.chosen.text} />, false), brk];
+          }
+          return [
+            <span class="group" key={`g${g.items[0].step}`} title={`one character over ${g.items.length} tokens: bytes ${Array.from(g.bytes, (b) => b.toString(16).padStart(2, '0')).join(' ')}`}>
+              <span class="group-text">
+                <Visible text={g.text} />
+              </span>
+              <span class="group-chips">{g.items.map((s) => chip(s, s.chosen.bytes || '∅', true))}</span>
+            </span>,
+            brk,
+          ];
+        })}
+        {branch.status === 'streaming' && <span class="cursor" aria-hidden="true">▍</span>}
+      </div>
+    </div>
+  );
+}

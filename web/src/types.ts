@@ -1,0 +1,143 @@
+// Shapes of what the server sends: the trace step and header objects (src/decode/TRACE_JSONL.md,
+// as `generate --json` writes them and `logitscope.trace` / `logitscope.header` stream them),
+// the /v1/logitscope routes' answers (src/server/API.md), and the page's own settings and
+// generation rows ("branches").
+
+export type Preset = 'hf' | 'vllm' | 'llama_cpp';
+export const PRESETS: readonly Preset[] = ['hf', 'vllm', 'llama_cpp'];
+
+/** A token as the trace writes it: `bytes` is hex ("e5 8c"), `text` the bytes as UTF-8. */
+export interface TraceToken {
+  id: number;
+  text: string;
+  bytes: string;
+}
+export interface TopEntry extends TraceToken {
+  logit: number;
+  prob: number;
+}
+export interface StageTrace {
+  name: string;
+  description: string;
+  candidates: number;
+  entropy: number;
+  mass_removed: number;
+  top: TopEntry[];
+}
+export interface ChosenToken extends TraceToken {
+  raw_rank: number;
+  logit: number;
+  raw_prob: number;
+  raw_logprob: number;
+  prob: number;
+  logprob: number;
+}
+/** One `{"type": "step"}` object (greedy or sampling). Non-finite numbers arrive as null. */
+export interface Step {
+  type?: 'step';
+  sequence: number;
+  step: number;
+  mode: string;
+  raw: { candidates: number; entropy: number; top: TopEntry[] };
+  stages: StageTrace[];
+  chosen: ChosenToken;
+  runner_up: TraceToken | null;
+  margin_prob: number | null;
+  margin_logit: number | null;
+  entropy_before: number;
+  entropy_after: number;
+  final_candidates: number;
+  mass_removed: number;
+  draw: number | null;
+  sequence_logprob: number;
+  [key: string]: unknown;
+}
+
+export interface SettingEntry {
+  value: unknown;
+  source: string;
+}
+/** The `{"type": "header"}` object, plus the server's `generation` and `prompt_token_ids`. */
+export interface Header {
+  type?: 'header';
+  mode: string;
+  /** A BigInt when the number is too large for a double (64-bit seeds), see json_big.ts. */
+  seed: number | bigint;
+  stages: string[];
+  chain?: string;
+  order_preset?: string;
+  settings: Record<string, SettingEntry>;
+  generation?: string | number;
+  prompt_token_ids?: number[];
+  [key: string]: unknown;
+}
+
+export interface InfoResponse {
+  model: string;
+  vocab_size: number;
+  max_model_len: number;
+  has_chat_template: boolean;
+  order_presets: string[];
+  settings: Record<string, SettingEntry>;
+}
+
+export interface GenerationInfo {
+  id: string | number;
+  prompt_token_ids: number[];
+  tokens: number[];
+  draws: (number | null)[];
+  kept_steps: number;
+  finished: boolean;
+  vocab_size: number;
+  header: Header;
+}
+
+export interface ReplayStepSummary {
+  step: number;
+  recorded: number;
+  chosen: number;
+  changed: boolean;
+  pool: number;
+  entropy: number;
+  recorded_prob: number;
+  chosen_prob: number;
+  draw: number | null;
+}
+export interface ReplayResponse {
+  generation: string | number;
+  chain: string;
+  steps: ReplayStepSummary[];
+  changed: number[];
+  focus: Step | null;
+}
+
+/** The settings the sliders edit: what the next request uses and what the what-if re-scores. */
+export interface Settings {
+  temperature: number;
+  top_k: number;
+  top_p: number;
+  min_p: number;
+  repetition_penalty: number;
+  order_preset: Preset;
+}
+
+/** One row of generated chips: the original generation or a fork of another row. */
+export interface Branch {
+  id: number;
+  label: string;
+  fork: { parent: number; step: number; token: TraceToken; sharedTokens: TraceToken[] } | null;
+  header: Header | null;
+  steps: Step[];
+  text: string;
+  finishReason: string | null;
+  status: 'streaming' | 'done' | 'stopped' | 'error';
+  settings: Settings;
+  maxTokens: number;
+}
+
+/** One generation request and its forks (a chat turn, or one raw completion). */
+export interface View {
+  id: number;
+  title: string;
+  branches: Branch[];
+}
