@@ -19,6 +19,7 @@
 #include "app/commands.h"
 #include "chat/chat_template.h"
 #include "core/error.h"
+#include "core/mapped_file.h"
 
 namespace ls::app {
 
@@ -39,6 +40,7 @@ nlohmann::ordered_json read_json(const std::string& path, const char* flag) {
   if (path == "-") {
     text << std::cin.rdbuf();
   } else {
+    require_regular_file(path, kMaxTextFileBytes, flag);
     std::ifstream in(path, std::ios::binary);
     if (!in) fail("{}: cannot open ({})", path, flag);
     text << in.rdbuf();

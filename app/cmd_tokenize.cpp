@@ -21,6 +21,7 @@
 #include "app/commands.h"
 #include "app/common.h"
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ls::app {
@@ -50,6 +51,7 @@ void run_jsonl(const TokenizeOptions& o, const Tokenizer& tok) {
   std::ifstream file;
   std::istream* in = &std::cin;
   if (o.jsonl != "-") {
+    require_regular_file(o.jsonl, kMaxTextFileBytes, "--jsonl");
     file.open(o.jsonl, std::ios::binary);
     if (!file) fail("{}: cannot open (--jsonl)", o.jsonl);
     in = &file;

@@ -3,6 +3,7 @@
 // status contract of commands.h (README: "Exit status").
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 
 #include "app/commands.h"
@@ -55,6 +56,12 @@ int main(int argc, char** argv) {
   } catch (const ls::Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "logitscope: error: %s\n", e.what());
+    return ls::app::kExitBadInput;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the file system refuses (a symlink loop, no permission).
+    std::fflush(stdout);
+    std::fprintf(stderr, "logitscope: error: %s: %s\n", e.path1().c_str(),
+                 e.code().message().c_str());
     return ls::app::kExitBadInput;
   } catch (const std::exception& e) {
     std::fflush(stdout);

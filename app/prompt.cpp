@@ -5,6 +5,7 @@
 
 #include "chat/chat_template.h"
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ls::app {
@@ -53,6 +54,7 @@ std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm)
 }
 
 std::vector<FilePrompt> read_prompt_file(const std::string& path, const char* flag) {
+  require_regular_file(path, kMaxTextFileBytes, flag);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("{} {}: cannot open the file", flag, path);
   std::vector<FilePrompt> prompts;

@@ -7,17 +7,14 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 
 namespace ls::chat {
 
 namespace {
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot open file", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_text_file(path);
 }
 
 // A special token is a string or an AddedToken object {"content": ...}; null means unset.

@@ -16,7 +16,8 @@
 namespace ls {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat below refuses it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail("{}: cannot open: {}", path, std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -51,13 +52,29 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
 }
 
-std::string read_text_file(const std::string& path) {
+void require_regular_file(const std::string& path, std::size_t limit, const std::string& what) {
+  const std::string who = what.empty() ? path : what + " " + path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) fail("{}: cannot open: {}", who, std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) fail("{}: is a directory, expected a file", who);
+  if (!S_ISREG(st.st_mode))
+    fail("{}: not a regular file (a device, FIFO or socket); give a file", who);
+  if (static_cast<std::uint64_t>(st.st_size) > limit)
+    fail("{}: {} bytes is more than the limit of {} MiB for this kind of file", who, st.st_size,
+         limit >> 20);
+}
+
+std::string read_text_file(const std::string& path, std::size_t limit) {
+  require_regular_file(path, limit);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("{}: cannot open: {}", path, std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) fail("{}: read error", path);
-  return ss.str();
+  std::string text = ss.str();
+  if (text.size() > limit)  // it grew since stat
+    fail("{}: more than the limit of {} MiB for this kind of file", path, limit >> 20);
+  return text;
 }
 
 }  // namespace ls

@@ -28,7 +28,16 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
-// Reads a whole (small) file into a string: configs, templates, tokenizer.json.
-std::string read_text_file(const std::string& path);
+// The most bytes an input text file may hold (configs, tokenizer.json, templates, messages,
+// prompt, golden and trace files): anything larger is refused, naming the file and the limit.
+constexpr std::size_t kMaxTextFileBytes = std::size_t{64} << 20;
+
+// Throws unless `path` names (through symlinks) a regular file of at most `limit` bytes:
+// devices (/dev/zero), FIFOs, directories and symlink loops are refused before any read, so
+// nothing blocks or grows without end. `what` names the role in the message ("--prompts").
+void require_regular_file(const std::string& path, std::size_t limit, const std::string& what = "");
+
+// Reads a whole (small) regular file into a string: configs, templates, tokenizer.json.
+std::string read_text_file(const std::string& path, std::size_t limit = kMaxTextFileBytes);
 
 }  // namespace ls

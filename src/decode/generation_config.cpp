@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 
 namespace ls::decode {
 
@@ -444,11 +445,10 @@ void apply_generation_json(GenerationConfig& config, const json& j, const std::s
 }
 
 void load_generation_config(GenerationConfig& config, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail("{}: cannot open the generation config", path);
+  const std::string text = read_text_file(path);
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(text);
   } catch (const json::exception& e) {
     fail("{}: invalid JSON: {}", path, e.what());
   }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 
 namespace ls::inspect {
 
@@ -86,6 +87,7 @@ GoldenCase parse_case(const nlohmann::json& j, const std::string& where, int lin
 }  // namespace
 
 std::vector<GoldenCase> read_golden(const std::string& path) {
+  require_regular_file(path, kMaxTextFileBytes, "--golden");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("--golden {}: cannot open the file", path);
   std::vector<GoldenCase> cases;

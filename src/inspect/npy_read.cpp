@@ -6,10 +6,12 @@
 #include <regex>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 
 namespace ls::inspect {
 
 NpyF32 read_npy_f32(const std::string& path) {
+  require_regular_file(path, std::size_t{16} << 30, "--logits");  // up to 16 GiB of logits
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("{}: cannot open the .npy file", path);
   char magic[8];

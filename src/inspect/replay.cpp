@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "decode/choose.h"
 #include "decode/distribution.h"
 #include "decode/order.h"
@@ -18,6 +19,7 @@
 namespace ls::inspect {
 
 Recording read_trace(const std::string& path) {
+  require_regular_file(path, kMaxTextFileBytes, "--trace");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("--trace {}: cannot open the file", path);
   Recording r;
