@@ -256,6 +256,8 @@ void Scheduler::admit() {
       job->channel->push(job->index, TextEvent{choice, std::string(text)});
     };
     o.on_finish = [job](int choice, const decode::GenerationResult& result) {
+      // Before the client can learn of the end: a kept generation reads finished at once.
+      if (job->job.keep) job->job.keep->finish();
       job->channel->push(job->index,
                          FinishEvent{choice, result.finish, result.message, result.tokens.size()});
     };

@@ -392,6 +392,15 @@ def test_replay_settings(server, results):
         compare_replay(server, "chat streamed", gid, g, header,
                        {"temperature": 1.3, "top_k": 5, "order_preset": "llama_cpp"},
                        step=g["kept_steps"] - 1, top_n=3)
+    # Recorded under llama_cpp (its header writes "llama.cpp"): replayed as recorded, then changed.
+    out = kept_request(server, "completions llama_cpp", COMP,
+                       {**BASE, "prompt": PROMPT_IDS, "seed": 31,
+                        "logitscope": {**BASE["logitscope"], "order_preset": "llama_cpp"}}, PROMPT_IDS)
+    if out:
+        gid, header, _, g = out
+        compare_replay(server, "completions llama_cpp", gid, g, header, {})
+        compare_replay(server, "completions llama_cpp", gid, g, header, {"top_k": 5, "temperature": 1.3})
+        compare_replay(server, "completions llama_cpp", gid, g, header, {"order_preset": "hf"})
     # A greedy recording has no draws; replayed as sampling, the oracle takes the server's draw.
     if "completions greedy" in results:
         gid, header, _, g = results["completions greedy"]

@@ -5,7 +5,10 @@
 // them in the page when the temperature changes (checked against POST /v1/logitscope/replay),
 // and forks a second branch from a token the run did not choose. Nothing may load from another
 // host (every other host is aborted and counted), and no console or page error may occur.
-// Screenshots: ARTIFACTS/web-generated.png, ARTIFACTS/web-after-fork.png.
+// Then a second, short phase against a server started with --api-key: the first load's 401
+// shows the banner and the "API key" field, the key typed there (sessionStorage) is sent as
+// `Authorization: Bearer KEY` on every /v1 request, and a 4-token generation shows its chips.
+// Screenshots: ARTIFACTS/web-generated.png, ARTIFACTS/web-after-fork.png, ARTIFACTS/web-api-key.png.
 //
 //   node e2e.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
 //                     [--artifacts DIR] [--model DIR] [--chromium /usr/bin/chromium]
@@ -13,7 +16,8 @@
 // The page's test hooks (web/): body[data-state="idle"|...]; data-testid="prompt", "generate",
 // "temperature", "repetition_penalty" (inputs); data-testid="token" chips with data-step and
 // data-prob; data-testid="candidates" (data-source="recorded"|"rescored") whose rows carry
-// data-id and data-prob, each with a data-testid="fork" button; data-testid="branch" per branch.
+// data-id and data-prob, each with a data-testid="fork" button; data-testid="branch" per branch;
+// data-testid="api-key" (the password field labelled "API key") and "api-key-save"; "max_tokens".
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -29,6 +33,8 @@ const STEP = 2;
 const NEW_TEMPERATURE = "1.5";
 const TOL = 1e-6;
 const SEED = "7"; // the same tokens on every run
+const API_KEY = "test-key-123";
+const KEY_TOKENS = 4; // max_tokens of the API-key phase's generation
 
 // ---------------------------------------------------------------------------------------------
 function parseArgs() {
@@ -94,10 +100,10 @@ function synth(bin, tokenizerDir, parent) {
   return out;
 }
 
-function startServer(bin, modelDir) {
+function startServer(bin, modelDir, extra = []) {
   const args = ["serve", "--model", modelDir, "--host", "127.0.0.1", "--port", "0", "--parallel", "4",
-                "--threads", "2", "--ctx", "512"];
-  console.log(`starting: ${bin} ${args.join(" ")}`);
+                "--threads", "2", "--ctx", "512", ...extra];
+  console.log(`starting: ${bin} ${args.join(" ").replace(API_KEY, "<key>")}`);
   const proc = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
   const log = [];
   const srv = { proc, log, host: null, port: null, tail: () => log.join("").slice(-4000) };
@@ -145,10 +151,10 @@ function stopServer(srv, timeoutMs = 10000) {
   });
 }
 
-async function api(srv, method, route, body) {
+async function api(srv, method, route, body, headers = {}) {
   const r = await fetch(srv.origin + route, {
     method,
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+    headers: body === undefined ? headers : { "Content-Type": "application/json", ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(WAIT),
   });
@@ -352,7 +358,8 @@ async function runPage(srv, browser, artifacts) {
     await armStateWatch(page);
     await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
     await page.waitForFunction(
-      () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"
+      () => document.body.dataset.state === "error" || (window.__lsSawGenerating
+        && document.body.dataset.state === "idle"
         && document.querySelectorAll('[data-testid="token"]').length >= 4),
       null, { timeout: WAIT });
     await stateNotError(page, "generate");
@@ -408,7 +415,8 @@ async function runPage(srv, browser, artifacts) {
     } else {
       // The panel lists the best rows of the final distribution: a token drawn from further
       // down is not among them (the seed is fixed, so this is the same on every run).
-      const better = recFocus ? [...finalProbs(recFocus).probs.values()].filter((p) => p > recFocus.chosen.prob).length : -1;
+      const better = recFocus
+        ? [...finalProbs(recFocus).probs.values()].filter((p) => p > recFocus.chosen.prob).length : -1;
       check(`the recorded token of step ${STEP} (${chosenId}) has no row only because ${better} tokens ` +
             `are more probable than it (>= ${recorded.rows.length} rows shown)`, better >= recorded.rows.length,
             recorded.rows.map((r) => r.id));
@@ -428,7 +436,8 @@ async function runPage(srv, browser, artifacts) {
 
     console.log(`\n== temperature ${NEW_TEMPERATURE}: re-scored in the page`);
     await setValue(page, "temperature", NEW_TEMPERATURE);
-    await page.waitForSelector('[data-testid="candidates"][data-source="rescored"]', { state: "attached", timeout: WAIT });
+    await page.waitForSelector('[data-testid="candidates"][data-source="rescored"]',
+                                { state: "attached", timeout: WAIT });
     check('the candidates panel turns data-source="rescored"', true);
     await page.waitForFunction(
       (before) => {
@@ -440,9 +449,11 @@ async function runPage(srv, browser, artifacts) {
     check("the rescored probabilities differ from the recorded ones",
           rescored.rows.some((r) => before.has(r.id) && Math.abs(before.get(r.id) - r.prob) > 1e-9),
           rescored.rows.slice(0, 5));
-    const rep = await api(srv, "POST", "/v1/logitscope/replay",
-                          { generation: gid, settings: { temperature: Number(NEW_TEMPERATURE) }, step: STEP, top_n: 50 });
-    check(`POST replay {temperature: ${NEW_TEMPERATURE}} step ${STEP}: 200`, rep.status === 200, rep.text.slice(0, 300));
+    const rep = await api(srv, "POST", "/v1/logitscope/replay", {
+      generation: gid, settings: { temperature: Number(NEW_TEMPERATURE) }, step: STEP, top_n: 50,
+    });
+    check(`POST replay {temperature: ${NEW_TEMPERATURE}} step ${STEP}: 200`, rep.status === 200,
+          rep.text.slice(0, 300));
     if (rep.json?.focus) {
       const cmp = compareRows(rescored.rows, finalProbs(rep.json.focus));
       check(`the rescored rows equal the server's replay of step ${STEP} under temperature ${NEW_TEMPERATURE} ` +
@@ -468,7 +479,8 @@ async function runPage(srv, browser, artifacts) {
     const forkPost = posts.slice(postsBefore).find((p) => p.url.endsWith("/v1/completions"))?.body;
     const wantPrompt = [...gen.prompt_token_ids, ...gen.tokens.slice(0, STEP), alt.id];
     check("the fork is a completions request with prompt = prompt_token_ids + tokens[:2] + [token]",
-          JSON.stringify(forkPost?.prompt) === JSON.stringify(wantPrompt), { sent: forkPost?.prompt, want: wantPrompt });
+          JSON.stringify(forkPost?.prompt) === JSON.stringify(wantPrompt),
+          { sent: forkPost?.prompt, want: wantPrompt });
     const fid = await poll(async () => (await ids()).find((x) => x !== gid));
     const fg = fid === undefined ? null : await api(srv, "GET", `/v1/logitscope/generations/${fid}`);
     check("the fork was kept and its prompt_token_ids are that list",
@@ -479,10 +491,137 @@ async function runPage(srv, browser, artifacts) {
   } finally {
     console.log("\n== what the page loaded");
     const offOrigin = requests.filter((u) => !u.startsWith(srv.origin + "/") && !/^(data|blob|about):/.test(u));
-    check(`every request went to ${srv.origin} (${requests.length} requests)`, offOrigin.length === 0 && foreign.length === 0,
+    check(`every request went to ${srv.origin} (${requests.length} requests)`,
+          offOrigin.length === 0 && foreign.length === 0,
           { offOrigin, aborted: foreign });
     check("no console error and no page error", consoleErrors.length === 0,
           failed.length ? { consoleErrors, failed } : consoleErrors);
+    await context.close().catch(() => {});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API-key phase: `serve --api-key API_KEY`. The only console errors allowed are Chromium's
+// "Failed to load resource: ... 401" for /v1/ URLs that answered 401 before the key was saved.
+async function runKeyPage(srv, browser, artifacts) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const consoleAll = []; // every console message's text, to show the key is never logged
+  const consoleErrors = [];
+  const expected401 = []; // the filtered ones: URLs of 401 console errors before the key was saved
+  const answered401 = []; // URLs of 401 answers to /v1/ before the key was saved
+  const late401 = []; // 401 answers after it
+  const requests = []; // {url, method, phase, headers: Promise}
+  const foreign = [];
+  let keySaved = false;
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (url.startsWith(srv.origin + "/")) return route.continue();
+    foreign.push(url);
+    return route.abort();
+  });
+  const page = await context.newPage();
+  page.on("console", (m) => {
+    consoleAll.push(m.text());
+    if (m.type() !== "error") return;
+    const url = m.location()?.url ?? "";
+    if (!keySaved && /^Failed to load resource: the server responded with a status of 401\b/.test(m.text())
+        && url.startsWith(srv.origin + "/v1/")) {
+      expected401.push(url);
+      return;
+    }
+    consoleErrors.push(`${m.text()} (${url})`);
+  });
+  page.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
+  page.on("request", (r) => {
+    requests.push({ url: r.url(), method: r.method(), saved: keySaved, headers: r.allHeaders().catch(() => ({})) });
+  });
+  page.on("response", (r) => {
+    if (r.status() !== 401) return;
+    if (keySaved) late401.push(`${r.request().method()} ${r.url()}`);
+    else if (r.url().startsWith(srv.origin + "/v1/")) answered401.push(r.url());
+  });
+  const authOf = async (r) => (await r.headers).authorization ?? null;
+  const v1 = (r) => r.url.startsWith(srv.origin + "/v1/");
+
+  try {
+    console.log("\n== the page loads without a key");
+    await page.goto(srv.origin + "/", { waitUntil: "load", timeout: WAIT });
+    const keyInput = page.locator('[data-testid="api-key"]');
+    await keyInput.waitFor({ state: "visible", timeout: WAIT });
+    check('the 401 shows the data-testid="api-key" field', true);
+    const banner = await page.locator('[data-testid="error"]').first().textContent({ timeout: WAIT }).catch(() => null);
+    check("the error banner says the server wants an API key", /wants an API key/.test(banner ?? ""), banner);
+    const first = requests.find((r) => r.url === srv.origin + "/v1/logitscope/info");
+    check("the first GET /v1/logitscope/info went without Authorization and answered 401",
+          first !== undefined && (await authOf(first)) === null && answered401.includes(first.url),
+          { sent: first ? await authOf(first) : "no request", answered401 });
+    const field = await keyInput.evaluate((e) => ({
+      type: e.type, label: e.labels?.[0]?.textContent ?? null, tabIndex: e.tabIndex,
+    }));
+    check('the field is a password input labelled "API key"', field.type === "password" && field.label === "API key", field);
+    const byLabel = await page.getByLabel("API key", { exact: true }).getAttribute("data-testid", { timeout: WAIT }).catch(() => null);
+    check('getByLabel("API key") finds it', byLabel === "api-key", byLabel);
+    await page.screenshot({ path: path.join(artifacts, "web-api-key.png"), fullPage: false });
+    check(`screenshot ${path.join(artifacts, "web-api-key.png")}`, true);
+
+    console.log("\n== Tab to the field, type the key, Use key");
+    let tabs = 0;
+    for (; tabs < 20; tabs++) {
+      if (await page.evaluate(() => document.activeElement?.getAttribute("data-testid") === "api-key")) break;
+      await page.keyboard.press("Tab");
+    }
+    const focused = await page.evaluate(() => document.activeElement?.getAttribute("data-testid"));
+    check("the field is reached with the Tab key", focused === "api-key", { focused, tabs });
+    if (focused !== "api-key") await keyInput.focus({ timeout: WAIT });
+    await page.keyboard.type(API_KEY);
+    keySaved = true;
+    await page.locator('[data-testid="api-key-save"]').click({ timeout: WAIT });
+    await keyInput.waitFor({ state: "detached", timeout: WAIT });
+    await page.waitForSelector('body[data-state="idle"]', { state: "attached", timeout: WAIT });
+    check("after Use key the field goes away and body[data-state] is idle", true);
+    const stored = await page.evaluate(() => ({
+      session: sessionStorage.getItem("logitscope.apiKey"), localItems: localStorage.length,
+    }));
+    check("the key is in sessionStorage and nothing is in localStorage",
+          stored.session === API_KEY && stored.localItems === 0, { session: stored.session === API_KEY ? "<key>" : stored.session, localItems: stored.localItems });
+    const retry = requests.filter((r) => r.saved && r.url === srv.origin + "/v1/logitscope/info");
+    check("the info was loaded again with Authorization: Bearer <key>",
+          retry.length > 0 && (await authOf(retry[0])) === `Bearer ${API_KEY}`, retry.length);
+
+    console.log(`\n== generate ${KEY_TOKENS} tokens with the key`);
+    await setValue(page, "repetition_penalty", "3");
+    await setValue(page, "max_tokens", String(KEY_TOKENS));
+    await setValue(page, "seed", SEED);
+    await setValue(page, "prompt", PROMPT);
+    await armStateWatch(page);
+    await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
+    await page.waitForFunction(
+      () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"
+        && document.querySelectorAll('[data-testid="token"]').length >= 1),
+      null, { timeout: WAIT });
+    await stateNotError(page, "generate with the API key");
+    const chips = await page.locator('[data-testid="token"]').count();
+    check(`1..${KEY_TOKENS} token chips after generating with max_tokens ${KEY_TOKENS}`, chips >= 1 && chips <= KEY_TOKENS, chips);
+    const gen = requests.find((r) => r.saved && r.method === "POST" && /\/v1\/(chat\/)?completions$/.test(r.url));
+    check("the generation request carried Authorization: Bearer <key>",
+          gen !== undefined && (await authOf(gen)) === `Bearer ${API_KEY}`, gen?.url ?? "no generation request");
+  } finally {
+    console.log("\n== what the API-key page sent and logged");
+    const before = await Promise.all(requests.filter((r) => v1(r) && !r.saved).map(authOf));
+    const after = await Promise.all(requests.filter((r) => v1(r) && r.saved).map(authOf));
+    check(`no /v1 request before the key was saved had Authorization (${before.length} requests)`,
+          before.every((a) => a === null), before.map((a) => (a ? "<set>" : null)));
+    check(`every /v1 request after it had Authorization: Bearer <key> (${after.length} requests)`,
+          after.length > 0 && after.every((a) => a === `Bearer ${API_KEY}`), after.map((a) => (a === `Bearer ${API_KEY}` ? "ok" : a)));
+    check("no 401 after the key was saved", late401.length === 0, late401);
+    check("the key is in no URL and no console message",
+          requests.every((r) => !r.url.includes(API_KEY)) && consoleAll.every((t) => !t.includes(API_KEY)));
+    const offOrigin = requests.map((r) => r.url).filter((u) => !u.startsWith(srv.origin + "/") && !/^(data|blob|about):/.test(u));
+    check(`every request went to ${srv.origin} (${requests.length} requests)`, offOrigin.length === 0 && foreign.length === 0,
+          { offOrigin, aborted: foreign });
+    check(`every ignored console error is a 401 of a /v1 URL that answered 401 before the key (${expected401.length} ignored)`,
+          expected401.every((u) => answered401.includes(u)), { ignored: expected401, answered401 });
+    check("no other console error and no page error", consoleErrors.length === 0, consoleErrors);
     await context.close().catch(() => {});
   }
 }
@@ -515,6 +654,18 @@ async function main() {
     });
     console.log(`chromium ${browser.version()}`);
     await runPage(srv, browser, artifacts);
+    await stopServer(srv);
+
+    console.log("\n== serve --api-key");
+    srv = await startServer(ARGS.logitscope, model, ["--api-key", API_KEY]);
+    const denied = await api(srv, "GET", "/v1/logitscope/info");
+    check("GET /v1/logitscope/info without the key: 401 invalid_api_key",
+          denied.status === 401 && denied.json?.error?.code === "invalid_api_key", denied.text.slice(0, 200));
+    const allowed = await api(srv, "GET", "/v1/logitscope/info", undefined, { Authorization: `Bearer ${API_KEY}` });
+    check("GET /v1/logitscope/info with Authorization: Bearer <key>: 200", allowed.status === 200, allowed.text.slice(0, 200));
+    const pageOk = await api(srv, "GET", "/");
+    check("GET / without the key: 200 (the page itself needs none)", pageOk.status === 200, pageOk.status);
+    await runKeyPage(srv, browser, artifacts);
   } catch (e) {
     console.log(e?.stack ?? e);
     check("the run completed without an exception", false, String(e?.message ?? e));

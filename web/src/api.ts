@@ -1,10 +1,15 @@
 // The server's routes as the page calls them (src/server/API.md): JSON requests whose non-2xx
 // answers become ApiError (message, param, status), the kept generations' logits as
-// Float32Array (little-endian, cached per step), replay and detokenize.
+// Float32Array (little-endian, cached per step), replay and detokenize. Every request goes
+// through call(), which adds `Authorization: Bearer KEY` to /v1/* requests when the user gave an
+// API key (`serve --api-key`); the key lives in sessionStorage (this tab only), never in a URL.
 import { parseJson, stringifyJson } from './json_big';
 import type { GenerationInfo, InfoResponse, ReplayResponse } from './types';
 
 export class ApiError extends Error {
+  /** On a 401 from call(): whether the request went without a key ('missing') or with one the server refused ('rejected'). */
+  apiKey: 'missing' | 'rejected' | null = null;
+
   constructor(
     message: string,
     readonly status: number | null,
@@ -31,16 +36,73 @@ export async function errorFrom(res: Response, what: string): Promise<ApiError> 
   return new ApiError(`${what}: HTTP ${res.status} ${res.statusText}${text ? `: ${text.slice(0, 200)}` : ''}`, res.status);
 }
 
-/** fetch() whose network failures say which request failed. */
+const KEY_ITEM = 'logitscope.apiKey';
+let memoryKey = ''; // when sessionStorage is missing or refuses (then the key lasts as long as the page)
+
+function storage(): Storage | null {
+  try {
+    return typeof sessionStorage === 'undefined' ? null : sessionStorage;
+  } catch {
+    return null; // storage disabled: reading the property throws
+  }
+}
+
+/** The API key the user gave in this tab, or '' for none. */
+export function getApiKey(): string {
+  try {
+    const s = storage();
+    if (s) return s.getItem(KEY_ITEM) ?? memoryKey;
+  } catch {
+    // fall back on the copy in memory
+  }
+  return memoryKey;
+}
+
+/** Keeps `key` (trimmed) for this tab's requests; '' forgets it. */
+export function setApiKey(key: string): void {
+  const k = key.trim();
+  memoryKey = k;
+  try {
+    const s = storage();
+    if (k) s?.setItem(KEY_ITEM, k);
+    else s?.removeItem(KEY_ITEM);
+  } catch {
+    // kept in memory only
+  }
+}
+
+/** Only the page's own /v1 routes (relative URLs) carry the key, never another host. */
+const sendsKey = (url: string) => url.startsWith('/v1/');
+
+/** `init` with `Authorization: Bearer KEY` when `url` is a /v1/ route and a key is set. */
+export function withAuth(url: string, init: RequestInit): RequestInit {
+  const key = sendsKey(url) ? getApiKey() : '';
+  if (!key) return init;
+  const headers = new Headers(init.headers);
+  headers.set('Authorization', `Bearer ${key}`);
+  return { ...init, headers };
+}
+
+/** What a failed call says about the API key: the server wants one, refused the one given, or neither. */
+export function apiKeyProblem(e: unknown): 'missing' | 'rejected' | null {
+  return e instanceof ApiError ? e.apiKey : null;
+}
+
+/** fetch() (with the API key, see withAuth) whose network failures say which request failed. */
 export async function call(url: string, init: RequestInit, what: string): Promise<Response> {
   let res: Response;
+  const keySent = sendsKey(url) && getApiKey() !== '';
   try {
-    res = await fetch(url, init);
+    res = await fetch(url, withAuth(url, init));
   } catch (e) {
     if (e instanceof DOMException && e.name === 'AbortError') throw e;
     throw new ApiError(`${what}: the server cannot be reached (${e instanceof Error ? e.message : String(e)})`, null);
   }
-  if (!res.ok) throw await errorFrom(res, what);
+  if (!res.ok) {
+    const err = await errorFrom(res, what);
+    if (res.status === 401) err.apiKey = keySent ? 'rejected' : 'missing';
+    throw err;
+  }
   return res;
 }
 

@@ -2,13 +2,15 @@
 // the strip chart in the centre, the selected step right. Generations stream from the
 // OpenAI-compatible routes with the trace on and the logits kept; forks continue a row from a
 // chosen token; every error lands in the banner; body[data-state] says idle/generating/error.
+// A 401 (serve --api-key) shows the API key field; a key given there is kept for the tab
+// (api.ts sends it) and /v1/logitscope/info is loaded again.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, getGeneration, getInfo } from './api';
+import { ApiError, apiKeyProblem, getGeneration, getInfo, setApiKey } from './api';
 import { chartSvg } from './chart';
 import { ChartView } from './chart_view';
 import { COLOR_MODES, legend, type ColorMode } from './colors';
 import { download, traceJsonl } from './export';
-import { PromptPanel, type Mode, type Turn } from './prompt_panel';
+import { ApiKeyForm, PromptPanel, type Mode, type Turn } from './prompt_panel';
 import { SettingsPanel } from './settings';
 import { StepPanel } from './step_panel';
 import { requestBody, streamGeneration, type GenerateRequest } from './stream';
@@ -67,25 +69,48 @@ export function App() {
   const [colorMode, setColorMode] = useState<ColorMode>('prob');
   const [generating, setGenerating] = useState(false);
   const [error, setError] = useState<ErrorInfo | null>(null);
+  const [keyProblem, setKeyProblem] = useState<'missing' | 'rejected' | null>(null);
   const abortRef = useRef<AbortController | null>(null);
   const nextId = useRef(1);
+  const infoLoaded = useRef(false);
 
   const report = (e: unknown) => {
     if (e instanceof DOMException && e.name === 'AbortError') return;
-    if (e instanceof ApiError) setError({ message: e.message, param: e.param, status: e.status });
+    const key = apiKeyProblem(e);
+    if (key) {
+      setKeyProblem(key);
+      const message =
+        key === 'missing'
+          ? 'the server wants an API key (it was started with --api-key): enter it in the “API key” field of the prompt panel'
+          : 'the server did not accept the API key: enter the right one in the “API key” field of the prompt panel';
+      setError({ message, param: null, status: 401 });
+    } else if (e instanceof ApiError) setError({ message: e.message, param: e.param, status: e.status });
     else setError({ message: e instanceof Error ? e.message : String(e), param: null, status: null });
   };
 
-  useEffect(() => {
+  /** GET /v1/logitscope/info; the model's defaults become the settings the first time only. */
+  const loadInfo = () =>
     getInfo().then((i) => {
       setInfo(i);
+      setKeyProblem(null);
+      if (infoLoaded.current) return;
+      infoLoaded.current = true;
       const d = defaultsFrom(i);
       setDefaults(d.settings);
       setSources(d.sources);
       setSettings(d.settings);
       if (!i.has_chat_template) setMode('raw');
     }, report);
+
+  useEffect(() => {
+    loadInfo();
   }, []);
+
+  const saveKey = (key: string) => {
+    setApiKey(key);
+    setError(null);
+    loadInfo();
+  };
 
   // In the same task as the render, so the DOM and data-state never disagree.
   useLayoutEffect(() => {
@@ -263,6 +288,7 @@ export function App() {
       )}
       <main class="layout">
         <PromptPanel
+          apiKey={keyProblem && <ApiKeyForm rejected={keyProblem === 'rejected'} onSave={saveKey} />}
           mode={mode}
           hasChatTemplate={info?.has_chat_template ?? true}
           system={system}

@@ -1,7 +1,9 @@
 // The prompt panel: chat (system + user, multi-turn, with the conversation so far and a "new
 // conversation" button) or raw completion, the sampling settings, Generate and Stop.
-// Ctrl+Enter (or Cmd+Enter) in the prompt generates.
+// Ctrl+Enter (or Cmd+Enter) in the prompt generates. When the server wants an API key (a 401),
+// an "API key" field heads the panel: Enter or "Use key" keeps it for this tab and retries.
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
 
 export type Mode = 'chat' | 'raw';
 
@@ -11,7 +13,42 @@ export interface Turn {
   viewId: number;
 }
 
+/** The API key field: a password input and "Use key" (Enter in the field does the same). */
+export function ApiKeyForm(props: { rejected: boolean; onSave: (key: string) => void }) {
+  const [draft, setDraft] = useState('');
+  const save = (e: Event) => {
+    e.preventDefault();
+    if (!draft.trim()) return;
+    props.onSave(draft);
+    setDraft('');
+  };
+  return (
+    <form class="api-key" onSubmit={save} aria-label="the server's API key">
+      <label for="api-key">API key</label>
+      <p class="hint" id="api-key-hint">
+        {props.rejected ? 'The server refused that key: enter the right one.' : 'The server was started with --api-key.'} It is kept in this tab only (sessionStorage).
+      </p>
+      <div class="api-key-row">
+        <input
+          id="api-key"
+          data-testid="api-key"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          aria-describedby="api-key-hint"
+          value={draft}
+          onInput={(e) => setDraft((e.currentTarget as HTMLInputElement).value)}
+        />
+        <button type="submit" data-testid="api-key-save" disabled={!draft.trim()}>
+          Use key
+        </button>
+      </div>
+    </form>
+  );
+}
+
 export function PromptPanel(props: {
+  apiKey?: ComponentChildren;
   mode: Mode;
   hasChatTemplate: boolean;
   system: string;
@@ -39,6 +76,7 @@ export function PromptPanel(props: {
   const started = props.turns.length > 0;
   return (
     <section class="prompt-panel" aria-label="prompt">
+      {props.apiKey}
       <div class="setting">
         <label for="mode">mode</label>
         <select id="mode" data-testid="mode" value={props.mode} onChange={(e) => props.onMode((e.currentTarget as HTMLSelectElement).value as Mode)}>
