@@ -48,6 +48,9 @@ Interpreter::RecursionGuard::~RecursionGuard() {
 }
 
 Interpreter::DepthGuard::DepthGuard(Interpreter& in) : in_(in) {
+  if (++in_.operations_ > in_.limits_.max_operations)
+    fail("operation limit ({}) exceeded (max_operations): the template does too much work",
+         in_.limits_.max_operations);
   if (++in_.depth_ > kMaxEvalDepth) {
     --in_.depth_;
     fail("template evaluation nested deeper than {} levels", kMaxEvalDepth);

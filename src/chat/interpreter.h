@@ -1,7 +1,8 @@
 // Renders a parsed template against a context, with jinja2's scoping rules: a for-loop
 // iteration, a macro call, a with block and a captured block each get a fresh scope that reads
 // through to the enclosing one; `if` does not. Every render is bounded (output size, loop
-// iterations, recursion depth) and every failure is an ls::Error naming template and line.
+// iterations, recursion depth, total operations) and every failure is an ls::Error naming
+// template and line.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,9 @@ struct RenderLimits {
   std::size_t max_output_bytes = 16u << 20;       // also bounds every string value built
   std::uint64_t max_loop_iterations = 1'000'000;  // total over the render; also bounds lists
   int max_recursion_depth = 100;                  // nested macro / caller / recursive-loop calls
+  // Statements and expressions evaluated over the render: bounds total work where loops and
+  // depth do not (a macro that calls itself twice per level runs 2^depth times).
+  std::uint64_t max_operations = 20'000'000;
 };
 
 struct Scope {
@@ -91,6 +95,7 @@ class Interpreter {
   RenderLimits limits_;
   std::string* out_ = nullptr;
   std::uint64_t iterations_ = 0;
+  std::uint64_t operations_ = 0;
   int recursion_ = 0;
   int depth_ = 0;
   int line_ = 0;  // line of the statement or expression being evaluated

@@ -512,12 +512,22 @@ std::size_t hash(const Value& v) {
   fail("unhashable type: '{}'", type_name(v));
 }
 
+std::size_t Value::code_points() const {
+  const Str& s = *std::get<std::shared_ptr<const Str>>(v_);
+  std::int64_t n = s.code_points.load(std::memory_order_relaxed);
+  if (n < 0) {
+    n = static_cast<std::int64_t>(pystr::length(s.text));
+    s.code_points.store(n, std::memory_order_relaxed);
+  }
+  return static_cast<std::size_t>(n);
+}
+
 std::optional<std::size_t> length(const Value& v) {
   switch (v.kind()) {
     case Kind::Undefined:
       return 0;
     case Kind::String:
-      return pystr::length(v.as_string());
+      return v.code_points();
     case Kind::Dict:
       return v.as_dict().entries.size();
     case Kind::List:

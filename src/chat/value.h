@@ -4,6 +4,7 @@
 // Containers are immutable and shared, as in jinja2's immutable sandbox; only namespaces change.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -121,7 +122,10 @@ class Value {
     return is_bool() ? std::get<bool>(v_) : std::get<std::int64_t>(v_);
   }
   double as_float() const;  // any number
-  const std::string& as_string() const { return std::get<std::string>(v_); }
+  const std::string& as_string() const { return std::get<std::shared_ptr<const Str>>(v_)->text; }
+  // len() of a string in code points, counted once per string (a loop over `s|length` on a
+  // long string must not rescan it every time).
+  std::size_t code_points() const;
   const List& as_list() const { return *std::get<std::shared_ptr<const List>>(v_); }
   const std::vector<Value>& items() const { return as_list().items; }
   SeqType seq_type() const { return as_list().type; }
@@ -132,14 +136,20 @@ class Value {
   int depth() const;
 
  private:
-  using Storage = std::variant<Undefined, None, bool, std::int64_t, double, std::string,
-                               std::shared_ptr<const List>, std::shared_ptr<const Dict>,
-                               std::shared_ptr<Object>>;
+  // Strings are shared like the containers: passing a value around (a variable read, an
+  // argument, a loop over `s|length`) never copies its text.
+  struct Str {
+    std::string text;
+    mutable std::atomic<std::int64_t> code_points{-1};  // -1: not counted yet
+  };
+  using Storage = std::variant<Undefined, None, bool, std::int64_t, double,
+                               std::shared_ptr<const Str>, std::shared_ptr<const List>,
+                               std::shared_ptr<const Dict>, std::shared_ptr<Object>>;
   explicit Value(Storage v) : v_(std::move(v)) {}
   explicit Value(bool b) : v_(b) {}
   explicit Value(std::int64_t i) : v_(i) {}
   explicit Value(double d) : v_(d) {}
-  explicit Value(std::string s) : v_(std::move(s)) {}
+  explicit Value(std::string s) : v_(std::make_shared<const Str>(std::move(s))) {}
   explicit Value(std::shared_ptr<Object> o) : v_(std::move(o)) {}
   Storage v_;
 };

@@ -446,6 +446,9 @@ void Scheduler::run_step() {
   }
   const auto t2 = std::chrono::steady_clock::now();
   std::lock_guard lock(mutex_);
+  // Published as soon as the step's events are out, not only at the end of the loop turn.
+  stats_.running = active_.size();
+  stats_.kv_blocks_in_use = engine_.kv_usage().blocks_in_use;
   ++stats_.steps;
   stats_.step_seconds += std::chrono::duration<double>(t1 - t0).count();
   stats_.choice_seconds += std::chrono::duration<double>(t2 - t1).count();

@@ -55,6 +55,31 @@ TEST(TemplateLimits, LoopIterations) {
           .render(nlohmann::ordered_json::object()));
 }
 
+// Loops and depth bound nothing here: two calls per level, 2^60 calls in all (issue 14). The
+// operation budget stops it; CTest's timeout would catch a hang.
+TEST(TemplateLimits, ExponentialMacroHitsTheOperationLimit) {
+  auto e = render_error(
+      "{% macro f(n) %}{% if n > 0 %}{% set a = f(n-1) %}{% set b = f(n-1) %}{% endif %}"
+      "{% endmacro %}{{ f(60) }}x");
+  EXPECT_TRUE(contains(e.what(), "operation limit (20000000)")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "max_operations")) << e.what();
+  RenderLimits limits;
+  limits.max_operations = 1000;
+  e = render_error("{% for i in range(10000) %}{{ i }}{% endfor %}", limits);
+  EXPECT_TRUE(contains(e.what(), "operation limit (1000)")) << e.what();
+}
+
+// A long string is shared, not copied, on every access, and its length is counted once: a
+// loop over `s|length` of an 8 MB string costs what a loop over a short one does.
+TEST(TemplateLimits, LongStringsAreSharedNotCopied) {
+  nlohmann::ordered_json context = {{"s", std::string(8u << 20, 'a') + "\u00e9"}};
+  const std::string out = Template::parse(
+                              "{% for i in range(20000) %}{% set n = s|length %}{% set t = s %}"
+                              "{% endfor %}{{ s|length }}")
+                              .render(context);
+  EXPECT_EQ(out, std::to_string((8u << 20) + 1));
+}
+
 TEST(TemplateLimits, LoopFilterCountsToo) {
   RenderLimits limits;
   limits.max_loop_iterations = 50;

@@ -250,7 +250,13 @@ def test_disconnect(s):
         return
     evs = first_events(sse, 2)
     c.check("read the first two SSE events", len(evs) == 2 and all(isinstance(e, dict) for e in evs), evs)
-    m = s.metrics()
+    # The gauges are published once per scheduler step: poll briefly rather than race the step
+    # that produced the events just read.
+    def streaming():
+        m = s.metrics()
+        ok = m.get("logitscope_requests_running", 0) >= 1 and m.get("logitscope_kv_blocks_in_use", 0) > 0
+        return m if ok else None
+    m = wait_for(streaming, 2) or s.metrics()
     c.check("while streaming: requests_running >= 1, kv_blocks_in_use > 0",
             m.get("logitscope_requests_running", 0) >= 1 and m.get("logitscope_kv_blocks_in_use", 0) > 0,
             {k: m.get(k) for k in METRIC_NAMES[3:6]})
