@@ -16,7 +16,11 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit status: 0 success; 1 bad input or a model problem (the message names the file, field "
       "or flag); 2 usage (a flag that does not parse, named); 3 a lab threshold not met (eval "
-      "--min-rate); 4 an internal error (a bug: please report it).");
+      "--min-rate); 4 an internal error (a bug: please report it).\n"
+      "Files: inputs must be regular files (text inputs at most 64 MiB); devices, FIFOs and "
+      "directories are refused. Outputs are written whole (FILE.partial, then renamed) and "
+      "replace only a regular file; a symlink is written through (the file it names is "
+      "replaced).");
   ls::app::add_synth_command(app);
   ls::app::add_next_command(app);
   ls::app::add_bench_command(app);

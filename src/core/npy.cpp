@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace ls {
 
@@ -24,8 +25,8 @@ void write_npy_f32(const std::string& path, std::span<const float> data,
   const std::size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header.push_back('\n');
-  std::ofstream out(path, std::ios::binary);
-  if (!out) fail("{}: cannot create: {}", path, std::strerror(errno));
+  OutputFile file(path, "");
+  std::ofstream& out = file.stream();
   const auto len = static_cast<std::uint16_t>(header.size());
   out.write("\x93NUMPY\x01\x00", 8);
   const char len_le[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
@@ -33,7 +34,7 @@ void write_npy_f32(const std::string& path, std::span<const float> data,
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   out.write(reinterpret_cast<const char*>(data.data()),
             static_cast<std::streamsize>(data.size_bytes()));
-  if (!out) fail("{}: write failed", path);
+  file.commit();
 }
 
 }  // namespace ls

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace ls::inspect {
 
@@ -198,10 +199,9 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
 }
 
 void write_svg_file(const std::string& path, const std::string& text, const char* flag) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) fail("{} {}: cannot open the file for writing", flag, path);
-  out << text;
-  if (!out) fail("{} {}: write failed", flag, path);
+  OutputFile file(path, flag);
+  file.stream() << text;
+  file.commit();
 }
 
 }  // namespace ls::inspect

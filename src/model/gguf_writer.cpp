@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace ls {
 
@@ -112,10 +113,9 @@ void GgufWriter::write(const std::string& path,
   }
   head.resize((head.size() + alignment_ - 1) / alignment_ * alignment_, 0);
 
-  const std::string tmp = path + ".partial";
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  if (!out) fail("{}: cannot create: {}", tmp, std::strerror(errno));
-  try {
+  OutputFile file(path, "");
+  std::ofstream& out = file.stream();
+  {
     out.write(reinterpret_cast<const char*>(head.data()),
               static_cast<std::streamsize>(head.size()));
     static const char zeros[64] = {};
@@ -133,18 +133,10 @@ void GgufWriter::write(const std::string& path,
       for (std::uint64_t p = 0; p < pad; p += sizeof(zeros))
         out.write(zeros,
                   static_cast<std::streamsize>(std::min<std::uint64_t>(sizeof(zeros), pad - p)));
-      if (!out) fail("{}: write failed: {}", tmp, std::strerror(errno));
+      if (!out) fail("{}: write failed: {}", path, std::strerror(errno));
     }
-    out.close();
-    if (!out) fail("{}: write failed: {}", tmp, std::strerror(errno));
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) fail("{}: cannot rename {} to it: {}", path, tmp, ec.message());
-  } catch (...) {
-    out.close();
-    std::remove(tmp.c_str());
-    throw;
   }
+  file.commit();
 }
 
 }  // namespace ls

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace ls {
 
@@ -31,8 +32,8 @@ void write_safetensors(const std::string& path, const std::vector<TensorSpec>& s
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
-  std::ofstream out(path, std::ios::binary);
-  if (!out) fail("{}: cannot create: {}", path, std::strerror(errno));
+  OutputFile file(path, "");
+  std::ofstream& out = file.stream();
   std::uint8_t len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<std::uint8_t>(text.size() >> (8 * i));
   out.write(reinterpret_cast<const char*>(len), 8);
@@ -48,8 +49,7 @@ void write_safetensors(const std::string& path, const std::vector<TensorSpec>& s
       fail("{}: tensor '{}' was given {} bytes, expected {}", path, specs[i].name, written,
            specs[i].nbytes());
   }
-  out.flush();
-  if (!out) fail("{}: write failed: {}", path, std::strerror(errno));
+  file.commit();
 }
 
 }  // namespace ls

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "core/output_file.h"
 #include "model/safetensors_writer.h"
 #include "model/tensor_names.h"
 
@@ -83,10 +84,9 @@ std::uint64_t stream_seed(std::uint64_t seed, const std::string& name) {
 }
 
 void write_json(const fs::path& p, const nlohmann::ordered_json& j) {
-  std::ofstream out(p, std::ios::binary);
-  if (!out) fail("{}: cannot create", p.string());
-  out << j.dump(2, ' ', false) << "\n";
-  if (!out) fail("{}: write failed", p.string());
+  OutputFile file(p.string(), "");
+  file.stream() << j.dump(2, ' ', false) << "\n";
+  file.commit();
 }
 
 nlohmann::ordered_json read_json(const fs::path& p) {
@@ -119,9 +119,9 @@ void write_tokenizer(const SynthOptions& o, bool qwen3) {
   for (const auto& t : tok["added_tokens"])
     if (qwen3 || t.value("id", std::int64_t{0}) < kFirstQwen3OnlyId) kept.push_back(t);
   tok["added_tokens"] = kept;
-  std::ofstream f(out / "tokenizer.json", std::ios::binary);
-  f << tok.dump(-1, ' ', false) << "\n";
-  if (!f) fail("{}: write failed", (out / "tokenizer.json").string());
+  OutputFile f((out / "tokenizer.json").string(), "");
+  f.stream() << tok.dump(-1, ' ', false) << "\n";
+  f.commit();
 
   auto cfg = read_json(src / "tokenizer_config.json");
   if (!qwen3 && cfg.contains("added_tokens_decoder") && cfg["added_tokens_decoder"].is_object()) {
@@ -206,6 +206,8 @@ nlohmann::ordered_json synth_config(const std::string& shape) {
 
 void synthesize_model(const SynthOptions& o) {
   if (o.out_dir.empty()) fail("synth: --out DIR is required");
+  if (fs::exists(o.out_dir) && !fs::is_directory(o.out_dir))
+    fail("synth: --out {} exists and is not a folder", o.out_dir);
   auto config = synth_config(o.shape);
   if (o.tied) config["tie_word_embeddings"] = *o.tied;
   if (o.layers > 0) config["num_hidden_layers"] = config["max_window_layers"] = o.layers;

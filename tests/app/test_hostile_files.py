@@ -49,6 +49,36 @@ def replace_with(path, kind, tmp):
             f.truncate(65 << 20)  # sparse: 65 MiB of zeros, past the 64 MiB limit
 
 
+def check_outputs(base, tmp, fifo):
+    """Outputs replace only regular files: a device, FIFO or directory target is refused before
+    anything is written; a symlink is written through (its file replaced, the link kept)."""
+    for target, needle in (("/dev/full", "not a regular file"), ("/dev/null", "not a regular file"),
+                           (fifo, "not a regular file"), (tmp, "is a directory")):
+        check(f"quantize --out {target}", ["quantize", "--model", base, "--type", "f32", "--out",
+                                           target], [target, needle])
+        check(f"generate --dump-logits {target}",
+              ["generate", "--model", base, "--tokens", "1", "--max-new-tokens", "1", "--json",
+               "--dump-logits", target], [target, needle])
+    check("synth --out an existing file", ["synth", "--shape", "tiny", "--out",
+                                           os.path.join(base, "config.json")],
+          ["exists and is not a folder"])
+    real = os.path.join(tmp, "real.gguf")
+    with open(real, "w") as f:
+        f.write("old")
+    link = os.path.join(tmp, "link.gguf")
+    os.symlink(real, link)
+    r = subprocess.run([BIN, "quantize", "--model", base, "--type", "f32", "--out", link],
+                       capture_output=True, text=True, timeout=120)
+    with open(real, "rb") as f:
+        magic = f.read(4)
+    ok = r.returncode == 0 and os.path.islink(link) and magic == b"GGUF" and \
+        not os.path.exists(real + ".partial")
+    print(("ok   " if ok else "FAIL ") + f"quantize --out a symlink writes through -> {r.returncode}, "
+          f"link kept {os.path.islink(link)}, target magic {magic!r}")
+    if not ok:
+        failures.append("quantize --out symlink")
+
+
 def main():
     global BIN
     p = argparse.ArgumentParser()
@@ -93,6 +123,7 @@ def main():
             for target in ("/dev/zero", fifo, tmp):
                 needle = "directory" if target == tmp else "not a regular file"
                 check(f"{label} {target}", args + [target], [flag, target, needle])
+        check_outputs(base, tmp, fifo)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\n{len(failures)} failures")
