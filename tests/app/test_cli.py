@@ -95,7 +95,7 @@ def main():
     expect_error(["next", "--model", model], "give the input with --tokens")
     expect_error(["next", "--model", model, "--tokens", "1", "--chat"], "--chat applies to --prompt")
     expect_error(["next", "--model", model, "--tokens", "1", "--dump-logits", "/nonexistent/dir/x.npy"],
-                 "/nonexistent/dir/x.npy: cannot create")
+                 "/nonexistent/dir/x.npy: the folder /nonexistent/dir does not exist")
     expect_error(["synth", "--shape", "huge", "--out", os.path.join(tmp, "h")], "--shape 'huge' is unknown")
     expect_error(["synth", "--dtype", "int8", "--out", os.path.join(tmp, "h")], "--dtype must be f32, bf16 or f16")
     expect_error(["bench", "--model", model, "--gen-tokens", "0"], "--gen-tokens")
