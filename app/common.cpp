@@ -27,21 +27,30 @@ DType kv_cache_type(const ModelOptions& o) {
 }
 
 std::vector<std::int32_t> parse_token_list(const std::string& text, const char* flag) {
+  // Strict: ids separated by single commas (spaces around them allowed); an empty item
+  // ("1,,2", a leading or trailing comma) is an error, not skipped.
   std::vector<std::int32_t> ids;
+  const auto bad = [&](const std::string& why) {
+    fail("{} must be a comma-separated list of non-negative token ids ({}), got '{}'", flag, why,
+         text);
+  };
   std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
-    if (i >= text.size()) break;
+  if (text.find_first_not_of(' ') == std::string::npos)
+    fail("{} is empty: give at least one token id", flag);
+  while (true) {
+    while (i < text.size() && text[i] == ' ') ++i;
     std::int64_t v = 0;
-    auto [p, ec] = std::from_chars(text.data() + i, text.data() + text.size(), v);
-    if (ec != std::errc() || v < 0 || v > INT32_MAX)
-      fail("{} must be a comma-separated list of non-negative token ids, got '{}'", flag, text);
+    const auto [p, ec] = std::from_chars(text.data() + i, text.data() + text.size(), v);
+    if (ec != std::errc())
+      bad(i >= text.size() || text[i] == ',' ? "an empty item" : "a non-number");
+    if (v < 0 || v > INT32_MAX) bad("out of range");
     ids.push_back(static_cast<std::int32_t>(v));
     i = static_cast<std::size_t>(p - text.data());
-    if (i < text.size() && text[i] != ',' && text[i] != ' ')
-      fail("{} must be a comma-separated list of non-negative token ids, got '{}'", flag, text);
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i == text.size()) break;
+    if (text[i] != ',') bad("a non-number");
+    ++i;
   }
-  if (ids.empty()) fail("{} is empty: give at least one token id", flag);
   return ids;
 }
 

@@ -2,8 +2,13 @@
 #include "decode/distribution.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <numeric>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -89,6 +94,30 @@ void require_sortable(std::span<const float> scores, std::string_view stage) {
           stage, i, scores[i]);
     }
   }
+}
+
+void require_finite_logits(std::span<const float> logits, std::size_t position,
+                           std::string_view remedy) {
+  // NaN or +inf has no softmax; -inf is an impossible token (scripted sources use it), unless
+  // every token is. Bit tests the compiler vectorizes (~20 us per row).
+  std::size_t bad = 0, impossible = 0;
+  for (const float v : logits) {
+    const std::uint32_t u = std::bit_cast<std::uint32_t>(v);
+    bad += ((u & 0x7fffffffu) > 0x7f800000u || u == 0x7f800000u) ? 1 : 0;
+    impossible += u == 0xff800000u ? 1 : 0;
+  }
+  if (bad == 0 && impossible < logits.size()) return;
+  std::size_t first = 0;
+  while (first < logits.size() && !std::isnan(logits[first]) &&
+         logits[first] != std::numeric_limits<float>::infinity())
+    ++first;
+  if (first == logits.size()) first = 0;  // all -inf
+  const std::string where =
+      position == std::size_t(-1) ? "" : fmt::format(" after position {}", position);
+  fail(
+      "the model's logits{} are not finite: {} of {} values are NaN or infinite (the first at "
+      "token id {}: {}); the weights hold a NaN or infinity, or the activations overflowed{}",
+      where, bad + (bad == 0 ? impossible : 0), logits.size(), first, logits[first], remedy);
 }
 
 std::vector<std::int32_t> ids_by_score_desc(std::span<const float> scores, int limit,

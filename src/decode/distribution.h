@@ -27,6 +27,12 @@ double entropy(std::span<const float> scores);
 std::int32_t count_candidates(std::span<const float> scores);
 // Throws ls::Error naming `stage` if a score is NaN or +inf (those have no ordering/softmax).
 void require_sortable(std::span<const float> scores, std::string_view stage);
+// Throws ls::Error if the model's raw logits at `position` (the token they follow) hold a NaN or
+// an infinity: a broken weight or an overflow, never a distribution to print or sample from.
+// `remedy` is added to the message (how to go on anyway, where there is a way); a position of
+// std::size_t(-1) is left out.
+void require_finite_logits(std::span<const float> logits, std::size_t position,
+                           std::string_view remedy = "");
 
 // Token ids ordered by score descending; ties broken by the lower id first. Only tokens with a
 // score > -inf are listed when `finite_only` is set. `limit` < 0 means all.

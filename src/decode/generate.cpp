@@ -74,7 +74,11 @@ class SamplingRun final : public RunState {
             Sampler(job.config, run_.mode, source.vocab_size(), stream),
             TextStream(job.config.stop_strings),
             {}};
-      s.result.message = fmt::format("reached max_new_tokens ({})", max_new_);
+      s.result.message =
+          job.config.source_of("max_new_tokens") == "default" && job.config.max_length > 0
+              ? fmt::format("reached max_length ({}: the prompt's {} tokens + {} new)",
+                            job.config.max_length, job.prompt.size(), max_new_)
+              : fmt::format("reached max_new_tokens ({})", max_new_);
       seqs_.push_back(std::move(s));
     }
     run_.chain = seqs_.front().sampler.chain().describe();
@@ -216,6 +220,10 @@ void check_request(const LogitsSource& source, const Request& job) {
       (job.cached_prefix > 0 && is_beam(decode_mode(job.config))))
     fail("generate: cached_prefix {} must be below the prompt's {} tokens, and sampling only",
          job.cached_prefix, job.prompt.size());
+  for (const std::int32_t id : job.config.eos_token_id)
+    if (id >= source.vocab_size())
+      fail("{} holds token id {}, outside the model's vocabulary of {}",
+           job.config.origin_of("eos_token_id"), id, source.vocab_size());
   if (!job.config.stop_strings.empty() && !job.options.token_bytes)
     fail("stop strings need token text: the generation loop was given no token_bytes callback");
 }

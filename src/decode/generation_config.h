@@ -101,6 +101,10 @@ std::string to_string(OrderPreset preset);
 // Tokens the sequence may end with (generate's new-token budget given the prompt length).
 int max_new_tokens_for(const GenerationConfig& config, std::size_t prompt_len);
 
+// The smallest temperature above 0 (0 is greedy): below it, logit / T overflows float32 for
+// ordinary logits and every probability becomes NaN.
+inline constexpr double kMinTemperature = 1e-4;
+
 // {"top_k": {"value": 20, "source": "generation_config.json"}, ...} for every field.
 nlohmann::json settings_json(const GenerationConfig& config);
 

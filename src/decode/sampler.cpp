@@ -15,7 +15,8 @@ Sampler::Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t v
                                   /*include_warpers=*/mode == DecodeMode::sample ||
                                       mode == DecodeMode::beam_sample,
                                   min_tokens_to_keep})),
-      rng_(rng) {}
+      rng_(rng),
+      allow_invalid_(config.remove_invalid_values) {}
 
 Sampler Sampler::raw_argmax(std::int32_t vocab_size) {
   GenerationConfig none;  // transformers' defaults: no processor is active in greedy mode
@@ -31,6 +32,10 @@ Choice Sampler::choose(std::span<const float> raw, const TokenHistory& history,
                        const ChoiceOptions& options) {
   StepTrace* trace = options.trace;
   const int trace_top_n = options.trace_top_n;
+  if (!allow_invalid_)
+    require_finite_logits(raw, history.tokens.empty() ? 0 : history.tokens.size() - 1,
+                          "; remove_invalid_values (--remove-invalid-values) replaces them, as "
+                          "transformers does");
   work_.assign(raw.begin(), raw.end());
   if (trace != nullptr) {
     trace->mode = mode_;

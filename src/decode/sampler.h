@@ -70,6 +70,7 @@ class Sampler {
   DecodeMode mode_;
   ProcessorChain chain_;
   Rng rng_;
+  bool allow_invalid_ = false;  // remove_invalid_values: the chain replaces NaN and infinities
   std::vector<float> work_, before_;
 };
 

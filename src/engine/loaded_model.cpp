@@ -45,10 +45,12 @@ LoadedModel LoadedModel::open(const std::string& path, DType kv_type) {
     }
     file->drop_arrays();  // the tokenizer holds what it needs; ~40 MiB of parsed arrays go
     lm.model_ = Model::from_gguf(std::move(file), kv_type);
+    lm.check_vocabulary();
     return lm;
   }
   lm.model_ = Model::load(path, kv_type);
   lm.tokenizer_ = directory_tokenizer(path);
+  lm.check_vocabulary();
   const fs::path cfg = fs::path(path) / "tokenizer_config.json";
   if (fs::exists(cfg)) lm.tokenizer_config_ = cfg.string();
   return lm;
@@ -61,6 +63,18 @@ LoadedModel LoadedModel::tokenizer_only(const std::string& path) {
   lm.tokenizer_ = is_gguf_file(path) ? gguf_file_tokenizer(GgufFile(path, GgufArrays::Keep))
                                      : directory_tokenizer(path);
   return lm;
+}
+
+void LoadedModel::check_vocabulary() const {
+  if (!tokenizer_ || !model_) return;
+  const std::int64_t vocab = model_->config().vocab_size;
+  // The embedding may have more rows than the tokenizer has ids (Qwen pads 151,665 to 151,936),
+  // never fewer: a token id past the rows would read outside the embedding.
+  if (tokenizer_->size() > vocab)
+    fail(
+        "{}: the tokenizer has {} token ids but the model's embedding has {} rows (vocab_size): "
+        "they belong to different models",
+        path_, tokenizer_->size(), vocab);
 }
 
 const Model& LoadedModel::model() const {

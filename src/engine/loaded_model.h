@@ -38,6 +38,7 @@ class LoadedModel {
   std::string token_text(std::int32_t id) const;   // valid UTF-8 for JSON and tables
 
  private:
+  void check_vocabulary() const;  // the tokenizer's ids fit the embedding; throws naming both
   std::string path_;
   std::unique_ptr<Model> model_;
   std::shared_ptr<const Tokenizer> tokenizer_;

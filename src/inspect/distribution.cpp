@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "decode/distribution.h"
+#include "decode/generation_config.h"
 
 namespace ls {
 
@@ -20,8 +21,10 @@ std::vector<std::int32_t> top_ids(std::span<const float> logits, std::size_t n) 
 DistributionSummary summarize_logits(std::span<const float> logits, double temperature,
                                      std::size_t top_n) {
   if (logits.empty()) fail("summarize_logits: no logits");
-  if (!(temperature > 0) || !std::isfinite(temperature))
-    fail("--temperature must be a positive number, got {}", temperature);
+  decode::require_finite_logits(logits, std::size_t(-1));
+  if (!(temperature >= decode::kMinTemperature) || !std::isfinite(temperature))
+    fail("--temperature must be a finite number >= {}, got {}", decode::kMinTemperature,
+         temperature);
   DistributionSummary s;
   s.temperature = temperature;
   const auto [mn, mx] = std::minmax_element(logits.begin(), logits.end());

@@ -151,15 +151,26 @@ ForkResult replay_fork(decode::LogitsSource& source, const Recording& r, int ste
   std::vector<std::int32_t> prefix = r.prompt;
   for (int k = 0; k < step; ++k) prefix.push_back(r.steps[static_cast<std::size_t>(k)].chosen);
   prefix.push_back(token);
+  // The forced token is one of the recorded run's new tokens: the continuation gets the rest.
+  const int budget = decode::max_new_tokens_for(config, r.prompt.size());
+  const int rest = budget - step - 1;
+  if (rest < 0)
+    fail("--fork at step {} leaves no room: max_new_tokens is {}, so the last step to fork is {}",
+         step, budget, budget - 1);
+  ForkResult out;
+  out.tokens.assign(prefix.begin() + static_cast<std::ptrdiff_t>(r.prompt.size()), prefix.end());
+  if (rest == 0) {  // the forced token was the last one the budget allows
+    out.continuation.finish = decode::FinishReason::length;
+    out.continuation.message = fmt::format("reached max_new_tokens ({})", budget);
+    return out;
+  }
   decode::GenerationConfig fc = config;
-  fc.max_new_tokens = std::max(1, decode::max_new_tokens_for(config, r.prompt.size()) - step - 1);
+  fc.max_new_tokens = rest;
   fc.sources["max_new_tokens"] = "fork";
   if (decode::decode_mode(fc) != decode::DecodeMode::greedy && !fc.seed) fc.seed = 0;
   decode::GenerateOptions go;
   go.token_bytes = token_bytes;
-  ForkResult out;
   out.continuation = std::move(decode::generate(source, prefix, fc, go).sequences.front());
-  out.tokens.assign(prefix.begin() + static_cast<std::ptrdiff_t>(r.prompt.size()), prefix.end());
   out.tokens.insert(out.tokens.end(), out.continuation.tokens.begin(),
                     out.continuation.tokens.end());
   return out;

@@ -3,10 +3,12 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "model/gguf_metadata.h"
+#include "model/tensor_names.h"
 
 namespace ls {
 
@@ -19,9 +21,29 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, DType kv_t
       arch_(&ls::architecture(config_.model_type)),
       kv_type_(kv_type) {
   check_kv_type(kv_type);
+  std::set<std::string> used;
   weights_ = bind_weights(
       config_, arch_->qkv_bias, arch_->qk_norm,
-      [this](const std::string& n) { return store_.find(n); }, store_.gguf() != nullptr, path_);
+      [&](const std::string& n) {
+        used.insert(n);
+        return store_.find(n);
+      },
+      store_.gguf() != nullptr, path_);
+  // Every tensor of the file is one the architecture uses: a layer more than num_hidden_layers
+  // says, a bias a Qwen3 has not, or a misnamed tensor means the config and the weights
+  // disagree, and running would silently compute another model. Tolerated: rotary inv_freq
+  // buffers (old checkpoints) and an lm_head beside tied embeddings (transformers ignores it).
+  const std::string lm_head =
+      store_.gguf() ? gguf_tensor_name(WeightRole::LmHead) : hf_tensor_name(WeightRole::LmHead);
+  for (const std::string& n : store_.names()) {
+    if (used.contains(n) || n.ends_with("rotary_emb.inv_freq") ||
+        (n == lm_head && config_.tie_word_embeddings))
+      continue;
+    fail(
+        "{}: tensor '{}' is not a weight of this {} model ({} layers, head_dim {}): the config "
+        "and the weights disagree (num_hidden_layers? model_type?)",
+        path_, n, config_.model_type, config_.num_hidden_layers, config_.head_dim);
+  }
 }
 
 std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GgufFile> file, DType kv_type) {

@@ -1,6 +1,7 @@
 // Validation order: header length fits the file, header is a JSON object, each entry has a
 // supported dtype, a non-negative shape whose byte size does not overflow, and data_offsets
-// inside the data section matching that size; entries may not overlap.
+// inside the data section matching that size; entries tile the data section exactly (no
+// overlap, no gap, nothing after).
 #include "model/safetensors.h"
 
 #include <algorithm>
@@ -98,6 +99,22 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     if (ranges[i].begin < ranges[i - 1].end)
       fail("{}: tensors '{}' and '{}' overlap in the data section", path,
            tensors_[ranges[i - 1].index].name, tensors_[ranges[i].index].name);
+  // As the safetensors library validates: the tensors tile the data section exactly, so a
+  // header length off by a byte (every tensor shifted) or stray bytes are an error.
+  std::uint64_t at = 0;
+  for (const auto& r : ranges) {
+    if (r.begin != at)
+      fail(
+          "{}: tensor '{}' starts at data offset {}, expected {} (the tensors must cover the "
+          "data section without gaps; is the header length {} right?)",
+          path, tensors_[r.index].name, r.begin, at, header_len);
+    at = r.end;
+  }
+  if (at != data_len)
+    fail(
+        "{}: the tensors cover {} bytes but the data section after the {}-byte header holds {}: "
+        "a wrong header length or trailing bytes",
+        path, at, header_len, data_len);
 }
 
 const TensorView* SafetensorsFile::find(std::string_view name) const {

@@ -1,6 +1,9 @@
 // Binding and shape checks of the weights; see weights.h.
 #include "model/weights.h"
 
+#include <cmath>
+#include <cstring>
+
 #include "core/error.h"
 #include "kernels/matmul.h"
 #include "model/tensor_names.h"
@@ -28,7 +31,49 @@ struct Binder {
     const TensorView t = view(role, layer, {n});
     std::vector<float> out(static_cast<std::size_t>(n));
     kernels::tensor_to_f32(t, out);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (!std::isfinite(out[i]))
+        fail("{}: tensor '{}' holds {} at index {}: a norm weight or bias must be finite", source,
+             name_of(role, layer), out[i], i);
     return out;
+  }
+
+  std::string name_of(WeightRole role, std::int64_t layer) const {
+    return gguf ? gguf_tensor_name(role, layer) : hf_tensor_name(role, layer);
+  }
+
+  // The f16 scales of a GGML block matrix, each finite: a NaN scale would be masked further on
+  // (the activations' int8 quantization turns NaN into ordinary numbers) and give plausible,
+  // wrong logits. One 2-byte read per block (1/17 of a Q8_0 file).
+  TensorView matrix(WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape) const {
+    const TensorView t = view(role, layer, std::move(shape));
+    std::size_t scale_at = 0, scales = 1;  // offset of the f16 scale(s) in a block
+    switch (t.dtype) {
+      case DType::Q8_0:
+      case DType::Q4_0:
+        scale_at = 0;
+        break;
+      case DType::Q4_K:
+        scale_at = 0, scales = 2;  // d and dmin
+        break;
+      case DType::Q6_K:
+        scale_at = 208;  // d after ql, qh and the 16 sub-block scales
+        break;
+      default:
+        return t;
+    }
+    const std::size_t block = dtype_block_bytes(t.dtype);
+    const std::size_t blocks = t.nbytes() / block;
+    for (std::size_t b = 0; b < blocks; ++b)
+      for (std::size_t k = 0; k < scales; ++k) {
+        std::uint16_t h;
+        std::memcpy(&h, t.data + b * block + scale_at + 2 * k, 2);
+        if ((h & 0x7c00u) == 0x7c00u)  // f16 exponent all ones: infinity or NaN
+          fail("{}: tensor '{}' has a non-finite block scale in block {} (of {}): the file is "
+               "damaged",
+               source, name_of(role, layer), b, blocks);
+      }
+    return t;
   }
 };
 
@@ -40,7 +85,7 @@ Weights bind_weights(const ModelConfig& c, bool qkv_bias, bool qk_norm, const Te
   using R = WeightRole;
   const std::int64_t h = c.hidden_size, q = c.q_dim(), kv = c.kv_dim(), ff = c.intermediate_size;
   Weights w;
-  w.embed = b.view(R::TokenEmbedding, -1, {c.vocab_size, h});
+  w.embed = b.matrix(R::TokenEmbedding, -1, {c.vocab_size, h});
   w.final_norm = b.vec(R::OutputNorm, -1, h);
   const std::string lm_name = gguf_names ? gguf_tensor_name(R::LmHead) : hf_tensor_name(R::LmHead);
   if (c.tie_word_embeddings) {
@@ -48,14 +93,14 @@ Weights bind_weights(const ModelConfig& c, bool qkv_bias, bool qk_norm, const Te
   } else {
     if (lookup(lm_name) == nullptr)
       fail("{}: tie_word_embeddings is false but tensor '{}' is missing", source, lm_name);
-    w.lm_head = b.view(R::LmHead, -1, {c.vocab_size, h});
+    w.lm_head = b.matrix(R::LmHead, -1, {c.vocab_size, h});
   }
   for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
     LayerWeights L;
     L.attn_norm = b.vec(R::AttnNorm, l, h);
-    L.wq = b.view(R::Wq, l, {q, h});
-    L.wk = b.view(R::Wk, l, {kv, h});
-    L.wv = b.view(R::Wv, l, {kv, h});
+    L.wq = b.matrix(R::Wq, l, {q, h});
+    L.wk = b.matrix(R::Wk, l, {kv, h});
+    L.wv = b.matrix(R::Wv, l, {kv, h});
     if (qkv_bias) {
       L.bq = b.vec(R::Bq, l, q);
       L.bk = b.vec(R::Bk, l, kv);
@@ -65,11 +110,11 @@ Weights bind_weights(const ModelConfig& c, bool qkv_bias, bool qk_norm, const Te
       L.q_norm = b.vec(R::QNorm, l, c.head_dim);
       L.k_norm = b.vec(R::KNorm, l, c.head_dim);
     }
-    L.wo = b.view(R::Wo, l, {h, q});
+    L.wo = b.matrix(R::Wo, l, {h, q});
     L.mlp_norm = b.vec(R::MlpNorm, l, h);
-    L.w_gate = b.view(R::WGate, l, {ff, h});
-    L.w_up = b.view(R::WUp, l, {ff, h});
-    L.w_down = b.view(R::WDown, l, {h, ff});
+    L.w_gate = b.matrix(R::WGate, l, {ff, h});
+    L.w_up = b.matrix(R::WUp, l, {ff, h});
+    L.w_down = b.matrix(R::WDown, l, {h, ff});
     w.layers.push_back(std::move(L));
   }
   return w;

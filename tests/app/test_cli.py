@@ -89,7 +89,7 @@ def main():
     expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
     expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
     expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
-    expect_error(["next", "--model", model, "--tokens", "1", "--temperature", "0"], "--temperature must be a positive number")
+    expect_error(["next", "--model", model, "--tokens", "1", "--temperature", "0"], "--temperature must be a finite number >= 0.0001")
     expect_error(["next", "--model", model, "--tokens", "1", "--temperature", "nan"], "--temperature")
     expect_error(["next", "--model", model, "--tokens", "1", "--all-positions"], "--all-positions needs --dump-logits")
     expect_error(["next", "--model", model], "give the input with --tokens")
