@@ -82,6 +82,7 @@ void run_chat(ChatCli& o) {
     if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
   };
   start_conversation();
+  std::uint64_t turns = 0;  // replies so far, over /reset too
   fmt::print("chatting with {} ({}); /help for commands\n", lm.model().path(),
              decode::to_string(decode::decode_mode(config)));
   std::string line;
@@ -105,7 +106,9 @@ void run_chat(ChatCli& o) {
         } else if (cmd == "/show") {
           show(config);
         } else if (cmd == "/trace") {
-          o.trace = rest.empty() ? 5 : std::stoi(rest);
+          // "/trace" toggles (5 candidates per stage); "/trace N" sets N, 0 turns it off.
+          o.trace = rest.empty() ? (o.trace > 0 ? 0 : 5) : std::stoi(rest);
+          fmt::print("(trace {})\n", o.trace > 0 ? fmt::format("on, top {}", o.trace) : "off");
         } else if (cmd == "/set") {
           const auto sp = rest.find(' ');
           if (sp == std::string::npos) fail("/set needs NAME VALUE, e.g. /set temperature 0.3");
@@ -139,6 +142,10 @@ void run_chat(ChatCli& o) {
       }
       decode::GenerationConfig turn = config;
       turn.num_return_sequences = 1;
+      // A fixed --seed gives each turn its own draws (seed + turn number), reproducibly: the
+      // same seed every turn would replay the same random numbers in every reply.
+      if (config.seed) turn.seed = *config.seed + turns;
+      ++turns;
       const auto t0 = std::chrono::steady_clock::now();
       decode::GenerationRun run;
       try {

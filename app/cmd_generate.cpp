@@ -271,9 +271,13 @@ void run_generate(GenerateCli& o) {
   }
   std::fflush(stdout);
   const auto& first = run.sequences.front();
-  fmt::print(stderr, "[{} · {} token{} · finish {}: {} · seed {} · {:.1f} tok/s]\n",
+  // A seed only matters when something is drawn (sampling, beam sampling).
+  const bool drawn =
+      run.mode == decode::DecodeMode::sample || run.mode == decode::DecodeMode::beam_sample;
+  fmt::print(stderr, "[{} · {} token{} · finish {}: {}{} · {:.1f} tok/s]\n",
              decode::to_string(run.mode), total_tokens, total_tokens == 1 ? "" : "s",
-             decode::to_string(first.finish), first.message, run.seed,
+             decode::to_string(first.finish), first.message,
+             drawn ? fmt::format(" · seed {}", run.seed) : "",
              seconds > 0 ? static_cast<double>(total_tokens) / seconds : 0.0);
 }
 

@@ -79,7 +79,8 @@ void print_next(const NextOptions& o, const LoadedModel& lm, const NextResult& r
                c.model_type, c.num_hidden_layers, c.hidden_size, lm.model().weight_dtype(), V);
   }
   fmt::print("input        {} tokens\n", r.ids.size());
-  fmt::print("logits       shape [1, {}]   min {:.4f}   max {:.4f}\n", V, s.min_logit, s.max_logit);
+  fmt::print("logits       shape [1, {}] (the last position)   min {:.4f}   max {:.4f}\n", V,
+             s.min_logit, s.max_logit);
   fmt::print("temperature  {}   (probabilities are softmax(logit / T))\n", s.temperature);
   fmt::print("entropy      {:.4f} nats = {:.4f} bits   (uniform over the vocab: {:.4f} nats)\n\n",
              s.entropy_nats, s.entropy_bits, std::log(static_cast<double>(V)));

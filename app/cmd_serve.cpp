@@ -78,6 +78,7 @@ void run_serve(ServeOptions& o) {
              signal == SIGINT ? "SIGINT" : "SIGTERM");
   http.begin_shutdown();
   scheduler.shutdown(std::chrono::seconds(10));
+  http.drain(std::chrono::seconds(2));  // cut streams send their error event and [DONE]
   http.stop();
   serving.join();
 }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -20,6 +21,7 @@
 #include "chat/chat_template.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "engine/loaded_model.h"
 
 namespace ls::app {
 
@@ -54,14 +56,18 @@ nlohmann::ordered_json read_json(const std::string& path, const char* flag) {
 
 void run_template(const TemplateOptions& o) {
   std::string config = o.config;
-  if (config.empty()) {
+  std::optional<engine::LoadedModel> gguf;  // a GGUF: the template in its metadata
+  if (config.empty() && std::filesystem::is_regular_file(o.model))
+    gguf = engine::LoadedModel::tokenizer_only(o.model);
+  if (config.empty() && !gguf) {
     if (o.model.empty()) fail("give the model with --model DIR or --tokenizer-config FILE");
     config = (std::filesystem::path(o.model) / "tokenizer_config.json").string();
     if (!std::filesystem::exists(config)) {
       fail("{}: no tokenizer_config.json in this model directory (--model)", o.model);
     }
   }
-  auto chat = chat::ChatTemplate::from_tokenizer_config(config);
+  const chat::ChatTemplate chat =
+      gguf ? gguf->chat_template() : chat::ChatTemplate::from_tokenizer_config(config);
 
   nlohmann::ordered_json messages = read_json(o.messages, "--messages");
   nlohmann::ordered_json tools = nullptr;

@@ -22,6 +22,7 @@
 #include "app/common.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "engine/loaded_model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ls::app {
@@ -41,6 +42,10 @@ struct TokenizeOptions {
 Tokenizer load_tokenizer(const TokenizeOptions& o) {
   if (!o.tokenizer.empty()) return Tokenizer::load(o.tokenizer);
   if (o.model.empty()) fail("give the tokenizer with --model DIR or --tokenizer FILE");
+  if (std::filesystem::is_regular_file(o.model)) {  // a GGUF: the tokenizer in its metadata
+    const engine::LoadedModel lm = engine::LoadedModel::tokenizer_only(o.model);
+    return lm.require_tokenizer("tokenize");
+  }
   const std::filesystem::path path = std::filesystem::path(o.model) / "tokenizer.json";
   if (!std::filesystem::exists(path))
     fail("{}: no tokenizer.json in this model directory", o.model);

@@ -35,11 +35,14 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
     const std::string name(field.name);
     std::string help(field.help);
     if (name == "stop_strings") help += "; \\n and \\t are unescaped";
+    // The GenerationConfig name as Python writes it is an alias: --max_new_tokens, --do_sample.
+    std::string names(field.flag);
+    if ("--" + name != names) names += ",--" + name;
     CLI::Option* opt = nullptr;
     if (field.repeatable) {
-      opt = cmd.add_option(std::string(field.flag), f.repeated[name], help);
+      opt = cmd.add_option(names, f.repeated[name], help);
     } else {
-      opt = cmd.add_option(std::string(field.flag), f.single[name], help);
+      opt = cmd.add_option(names, f.single[name], help);
       // Booleans may be given bare: --do-sample means --do-sample true.
       if (name == "do_sample" || name == "remove_invalid_values") opt->expected(0, 1);
     }

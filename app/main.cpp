@@ -1,13 +1,56 @@
 // The `logitscope` command: parses the command line and runs one subcommand. This is the only
 // place that catches ls::Error: it prints "logitscope: error: <message>" and exits with the
 // status contract of commands.h (README: "Exit status").
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "app/commands.h"
 #include "core/error.h"
+
+namespace {
+
+// Edit distance (insertions, deletions, substitutions), '-' and '_' counted as the same.
+std::size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const auto norm = [](char c) { return c == '_' ? '-' : c; };
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (norm(a[i - 1]) != norm(b[j - 1]))});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// After "The following arguments were not expected": the closest flag of the command for each.
+void suggest_flags(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const std::string& arg : sub->remaining()) {
+      if (arg.rfind("--", 0) != 0) continue;
+      const std::string flag = arg.substr(0, arg.find('='));
+      std::string best;
+      std::size_t best_d = flag.size() / 3 + 2;  // farther than this is no suggestion
+      for (const CLI::Option* opt : sub->get_options())
+        for (const std::string& name : opt->get_lnames()) {
+          const std::size_t d = distance(flag, "--" + name);
+          if (d < best_d) best_d = d, best = "--" + name;
+        }
+      if (!best.empty())
+        std::fprintf(stderr, "logitscope %s: unknown flag %s; did you mean %s?\n",
+                     sub->get_name().c_str(), flag.c_str(), best.c_str());
+    }
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"logitscope: see how a Qwen2.5 model chooses its next token"};
@@ -56,6 +99,7 @@ int main(int argc, char** argv) {
     // --help and --version are "errors" that CLI11 answers with status 0; every other parse
     // error is a usage error (status 2), its message naming the flag.
     const int code = app.exit(e);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) suggest_flags(app);
     return code == 0 ? 0 : ls::app::kExitUsage;
   } catch (const ls::Error& e) {
     std::fflush(stdout);

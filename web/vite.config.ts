@@ -28,5 +28,7 @@ export default defineConfig({
     },
   },
   server: { proxy: Object.fromEntries(proxied.map((p) => [p, { target: server }])) },
-  test: { include: ['test/**/*.test.ts'], environment: 'node' },
+  // A generous per-test timeout: the 151,936-token fixture re-scores in ~30 ms alone but
+  // seconds on a loaded 2-core CI machine; a test must not fail on a slow day.
+  test: { include: ['test/**/*.test.ts'], environment: 'node', testTimeout: 120_000 },
 });

@@ -2,6 +2,7 @@
 // both accept the same values and the trace can print every setting with its source.
 #include "decode/generation_config.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -466,7 +467,8 @@ void set_from_flag(GenerationConfig& config, std::string_view field, std::string
     if (merged.is_object()) {
       merged.update(parsed);
     } else {
-      for (auto& item : parsed) merged.push_back(item);
+      for (auto& item : parsed)  // a value given twice is kept once (chat's /set stop x, twice)
+        if (std::find(merged.begin(), merged.end(), item) == merged.end()) merged.push_back(item);
     }
     parsed = std::move(merged);
   }

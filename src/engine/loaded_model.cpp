@@ -33,16 +33,7 @@ LoadedModel LoadedModel::open(const std::string& path, DType kv_type) {
   lm.path_ = path;
   if (is_gguf_file(path)) {
     auto file = std::make_unique<GgufFile>(path, GgufArrays::Keep);
-    lm.tokenizer_ = gguf_file_tokenizer(*file);
-    if (auto t = gguf_chat_template(*file)) {
-      chat::ChatTemplate ct;
-      ct.name = path + " (tokenizer.chat_template)";
-      ct.source = t->source;
-      ct.special_tokens = t->special_tokens;
-      ct.bos_token = ct.special_tokens.value("bos_token", "");
-      ct.eos_token = ct.special_tokens.value("eos_token", "");
-      lm.chat_template_ = std::move(ct);
-    }
+    lm.read_gguf_text(*file);
     file->drop_arrays();  // the tokenizer holds what it needs; ~40 MiB of parsed arrays go
     lm.model_ = Model::from_gguf(std::move(file), kv_type);
     lm.check_vocabulary();
@@ -56,12 +47,30 @@ LoadedModel LoadedModel::open(const std::string& path, DType kv_type) {
   return lm;
 }
 
+void LoadedModel::read_gguf_text(const GgufFile& file) {
+  tokenizer_ = gguf_file_tokenizer(file);
+  if (auto t = gguf_chat_template(file)) {
+    chat::ChatTemplate ct;
+    ct.name = path_ + " (tokenizer.chat_template)";
+    ct.source = t->source;
+    ct.special_tokens = t->special_tokens;
+    ct.bos_token = ct.special_tokens.value("bos_token", "");
+    ct.eos_token = ct.special_tokens.value("eos_token", "");
+    chat_template_ = std::move(ct);
+  }
+}
+
 LoadedModel LoadedModel::tokenizer_only(const std::string& path) {
   LoadedModel lm;
   lm.path_ = path;
   if (path.empty()) return lm;
-  lm.tokenizer_ = is_gguf_file(path) ? gguf_file_tokenizer(GgufFile(path, GgufArrays::Keep))
-                                     : directory_tokenizer(path);
+  if (is_gguf_file(path)) {
+    lm.read_gguf_text(GgufFile(path, GgufArrays::Keep));
+    return lm;
+  }
+  lm.tokenizer_ = directory_tokenizer(path);
+  if (fs::exists(fs::path(path) / "tokenizer_config.json"))
+    lm.tokenizer_config_ = (fs::path(path) / "tokenizer_config.json").string();
   return lm;
 }
 

@@ -15,6 +15,10 @@
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
+namespace ls {
+class GgufFile;
+}
+
 namespace ls::engine {
 
 class LoadedModel {
@@ -38,7 +42,10 @@ class LoadedModel {
   std::string token_text(std::int32_t id) const;   // valid UTF-8 for JSON and tables
 
  private:
-  void check_vocabulary() const;  // the tokenizer's ids fit the embedding; throws naming both
+  void check_vocabulary() const;
+  void read_gguf_text(
+      const GgufFile& file);  // tokenizer and chat template from the metadata  // the tokenizer's
+                              // ids fit the embedding; throws naming both
   std::string path_;
   std::unique_ptr<Model> model_;
   std::shared_ptr<const Tokenizer> tokenizer_;

@@ -8,6 +8,7 @@
 #include <bit>
 #include <chrono>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -163,6 +164,12 @@ void HttpServer::run() {
 
 void HttpServer::stop() {
   http_->stop();
+}
+
+void HttpServer::drain(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (open_streams_ > 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 void HttpServer::routes() {
@@ -366,6 +373,7 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
       return;
     }
     res.set_header("Cache-Control", "no-cache");
+    ++open_streams_;
     res.set_chunked_content_provider(
         "text/event-stream",
         [g, finished](std::size_t, httplib::DataSink& sink) {
@@ -393,8 +401,9 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
           }
           return true;
         },
-        [g](bool) {
+        [this, g](bool) {
           if (!g->builder.done()) g->channel->cancel();
+          --open_streams_;
         });
   });
 }

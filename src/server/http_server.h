@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,6 +42,9 @@ class HttpServer {
   int bind();  // binds host:port; returns the port; throws when it cannot
   void run();  // serves until stop()
   void begin_shutdown() { shutting_down_ = true; }  // new generation requests get 503
+  // Waits up to `timeout` for the streams still open to write their last events (after the
+  // scheduler cancelled them: the error event and [DONE]) before stop() closes them.
+  void drain(std::chrono::milliseconds timeout);
   void stop();
 
  private:
@@ -60,6 +64,7 @@ class HttpServer {
   Metrics metrics_;
   std::mutex template_mutex_;
   std::atomic<bool> shutting_down_{false};
+  std::atomic<int> open_streams_{0};
   int port_ = 0;
 };
 

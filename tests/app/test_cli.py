@@ -11,6 +11,7 @@ import sys
 import tempfile
 
 failures = []
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
 def run(args, **kw):
@@ -54,6 +55,42 @@ def check_exit_contract():
         print("ok   --help states the exit-status contract")
 
 
+def check_polish(model, tmp):
+    """Issue 16: GenerationConfig names as aliases, the closest flag suggested, a GGUF alone
+    serves tokenize and template, no seed printed for greedy runs, chat's /trace toggles and
+    /set stop keeps one copy."""
+    def ok(label, cond, got):
+        print(("ok   " if cond else "FAIL ") + f"{label} -- got: {str(got)[:200]}")
+        if not cond:
+            failures.append(([label], "", 0, str(got)))
+    r = run(["generate", "--model", model, "--tokens", "1", "--max_new_tokens", "2",
+             "--do_sample", "false"])
+    ok("--max_new_tokens and --do_sample are accepted", r.returncode == 0 and "2 tokens" in r.stderr
+       and "greedy" in r.stderr, r.stderr.strip())
+    ok("a greedy run prints no seed", "seed" not in r.stderr, r.stderr.strip())
+    r = run(["generate", "--model", model, "--tokens", "1", "--tempreature", "0.5"])
+    ok("an unknown flag gets the closest name", r.returncode == 2 and
+       "did you mean --temperature?" in r.stderr, r.stderr.strip())
+    gguf = os.path.join(tmp, "polish.gguf")
+    r = run(["quantize", "--model", model, "--type", "q8_0", "--out", gguf])
+    a = run(["tokenize", "--model", gguf, "--text", "Hello, 世界", "--json"])
+    b = run(["tokenize", "--model", model, "--text", "Hello, 世界", "--json"])
+    same = a.returncode == 0 and b.returncode == 0 and \
+        json.loads(a.stdout)["tokens"] == json.loads(b.stdout)["tokens"]
+    ok("tokenize takes a GGUF (same tokens as the directory)", same, (a.returncode, a.stderr.strip()))
+    msgs = os.path.join(ROOT, "examples", "messages.json")
+    a = run(["template", "--model", gguf, "--messages", msgs])
+    b = run(["template", "--model", model, "--messages", msgs])
+    ok("template takes a GGUF (same prompt as the directory)", a.returncode == 0 and a.stdout == b.stdout
+       and "get_weather" in a.stdout, (a.returncode, a.stderr.strip()))
+    r = run(["chat", "--model", model, "--max-new-tokens", "1"],
+            input="/trace\n/trace\n/set stop x\n/set stop x\n/show\n/quit\n")
+    ok("chat: /trace toggles on and off", "(trace on, top 5)" in r.stdout and "(trace off)" in r.stdout,
+       r.stdout[-300:])
+    ok("chat: /set stop twice keeps one stop string", r.stdout.count('["x"]') >= 2 and
+       '["x","x"]' not in r.stdout and '["x", "x"]' not in r.stdout, r.stdout[-300:])
+
+
 def check_number_overflow(model, tmp):
     """A JSON number past double's range is bad input naming the file, not an internal error."""
     import shutil
@@ -86,6 +123,7 @@ def main():
 
     check_exit_contract()
     check_number_overflow(model, tmp)
+    check_polish(model, tmp)
     expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
     expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
     expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
