@@ -1,0 +1,87 @@
+// Fuzz target: the GGUF reader (src/model/gguf.*) and what is built from its metadata: each
+// input is a GGUF file (through an in-memory file), opened with arrays kept and skipped (both
+// must accept or both refuse it), every key read through each typed getter, then the config
+// (gguf_metadata), the tokenizer (engine::gguf_tokenizer, which encodes a text), the chat
+// template and the model's weights (Model::from_gguf). Only ls::Error may be thrown.
+#include <cstdint>
+#include <exception>
+#include <memory>
+
+#include "core/error.h"
+#include "engine/gguf_tokenizer.h"
+#include "fuzz_util.h"
+#include "model/gguf.h"
+#include "model/gguf_metadata.h"
+#include "model/model.h"
+
+namespace {
+
+template <typename F>
+void allow_error(F&& f) {
+  try {
+    f();
+  } catch (const ls::Error&) {
+  }
+}
+
+// Reads everything the file holds through the public accessors.
+void read_all(const ls::GgufFile& f) {
+  for (const ls::GgufKV& kv : f.metadata()) {
+    if (f.find_kv(kv.key) != &kv) ls::fuzz::finding("find_kv does not return its entry");
+    allow_error([&] { (void)f.get_string(kv.key); });
+    allow_error([&] { (void)f.get_int(kv.key); });
+    allow_error([&] { (void)f.get_float(kv.key); });
+    allow_error([&] { (void)f.get_bool(kv.key); });
+    allow_error([&] { (void)f.get_array(kv.key, ls::GgufType::String); });
+    allow_error([&] { (void)f.get_array(kv.key, ls::GgufType::Int32); });
+  }
+  unsigned sum = 0;
+  for (const ls::TensorView& t : f.tensors()) {
+    if (f.find(t.name) != &t) ls::fuzz::finding("find() does not return tensor " + t.name);
+    const std::size_t n = t.nbytes();
+    if (n > 0) sum += t.data[0] + t.data[n - 1];  // past the mapping this faults
+  }
+  (void)sum;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static ls::fuzz::MemFile file;
+  const std::string& path = file.write(data, size);
+  try {
+    bool skip_ok = true;
+    try {
+      const ls::GgufFile skipped(path, ls::GgufArrays::Skip);
+      read_all(skipped);
+    } catch (const ls::Error&) {
+      skip_ok = false;
+    }
+    std::unique_ptr<ls::GgufFile> f;
+    try {
+      f = std::make_unique<ls::GgufFile>(path, ls::GgufArrays::Keep);
+    } catch (const ls::Error&) {
+      if (skip_ok) ls::fuzz::finding("opened with GgufArrays::Skip but not with Keep");
+      return 0;
+    }
+    if (!skip_ok) ls::fuzz::finding("opened with GgufArrays::Keep but not with Skip");
+    read_all(*f);
+    allow_error([&] { (void)ls::gguf_config_json(*f); });
+    if (ls::gguf_has_tokenizer(*f)) {
+      allow_error([&] {
+        const ls::Tokenizer tok = ls::engine::gguf_tokenizer(*f);
+        const auto ids = tok.encode("Hello <|im_end|> world, 你好!");
+        (void)tok.decode(ids);
+      });
+    }
+    allow_error([&] { (void)ls::gguf_chat_template(*f); });
+    f->drop_arrays();
+    allow_error([&] { (void)ls::Model::from_gguf(std::move(f)); });
+  } catch (const ls::Error&) {
+  } catch (const std::exception& e) {
+    ls::fuzz::finding(std::string("not an ls::Error: ") + e.what());
+  } catch (...) {
+    ls::fuzz::finding("a non-std::exception escaped");
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+// Fuzz target: the sandboxed Jinja interpreter (src/chat/template.h). Each input is a template
+// source, parsed and rendered over a fixed chat context (messages with a tool call, tools,
+// add_generation_prompt) under small RenderLimits, so every input finishes fast. It must render
+// or throw ls::Error (TemplateError); an "internal error" message, any other exception, a
+// crash or a hang is a finding (as in tests/chat/fuzz_test.cpp).
+#include <cstdint>
+#include <exception>
+#include <string>
+
+#include "chat/template.h"
+#include "fuzz_util.h"
+
+namespace {
+
+const nlohmann::ordered_json& context() {
+  static const nlohmann::ordered_json c = {
+      {"messages",
+       {{{"role", "system"}, {"content", "sys"}},
+        {{"role", "user"}, {"content", "hi 你好"}},
+        {{"role", "assistant"},
+         {"content", "<think>x</think>ok"},
+         {"tool_calls", {{{"function", {{"name", "f"}, {"arguments", {{"a", 1}}}}}}}}},
+        {{"role", "tool"}, {"content", "r"}}}},
+      {"tools",
+       {{{"type", "function"},
+         {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}}}},
+      {"add_generation_prompt", true},
+      {"bos_token", ""},
+      {"eos_token", "<|im_end|>"},
+      {"xs", {1, 2, 3}},
+      {"name", "n"}};
+  return c;
+}
+
+ls::chat::RenderLimits limits() {
+  ls::chat::RenderLimits l;
+  l.max_output_bytes = 64 << 10;
+  l.max_loop_iterations = 10'000;
+  l.max_recursion_depth = 30;
+  l.max_operations = 200'000;
+  return l;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const ls::chat::RenderLimits kLimits = limits();
+  try {
+    const auto t = ls::chat::Template::parse(std::string(reinterpret_cast<const char*>(data), size),
+                                             "fuzz");
+    const std::string out = t.render(context(), kLimits);
+    if (out.size() > kLimits.max_output_bytes) ls::fuzz::finding("output above max_output_bytes");
+  } catch (const ls::Error& e) {
+    if (std::string(e.what()).find("internal error") != std::string::npos)
+      ls::fuzz::finding(std::string("internal error: ") + e.what());
+  } catch (const std::exception& e) {
+    ls::fuzz::finding(std::string("not an ls::Error: ") + e.what());
+  } catch (...) {
+    ls::fuzz::finding("a non-std::exception escaped");
+  }
+  return 0;
+}
