@@ -221,6 +221,13 @@ def gguf_seeds(work, logitscope, tiny_dir):
     write("gguf", "bad_version.gguf", good[:4] + struct.pack("<I", 4) + good[8:])
     write("gguf", "misaligned.gguf", gguf_bytes([], [("w", [4], 0, b"\x00" * 16)], alignment=1))
     write("gguf", "huge_count.gguf", b"GGUF" + struct.pack("<IQQ", 3, 1 << 40, 1 << 40))
+    # a config whose head_dim (attention.key_length) asked for a 2^61-entry rope table
+    cfg = [("general.architecture", STR, "qwen2"), ("qwen2.embedding_length", U32, 8),
+           ("qwen2.feed_forward_length", U32, 16), ("qwen2.block_count", U32, 1),
+           ("qwen2.attention.head_count", U32, 2), ("qwen2.context_length", U32, 64),
+           ("qwen2.attention.layer_norm_rms_epsilon", F32, 1e-6),
+           ("qwen2.attention.key_length", U64, 1 << 62)]
+    write("gguf", "huge_head_dim.gguf", gguf_bytes(cfg, [("token_embd.weight", [8, 4], 0, b"\0" * 128)]))
 
 
 # ---- texts ----------------------------------------------------------------------------------
@@ -320,6 +327,9 @@ def request_seeds():
         # near-valid
         "bad_role.json": {"messages": [{"role": "wizard", "content": "x"}]},
         "bad_types.json": {"messages": user, "temperature": "hot", "n": 1.5, "logit_bias": {"x": 1}},
+        # were a json type_error (a 500) before request.cpp read "type" with a json default
+        "content_part_type_number.json": {"messages": [{"role": "user", "content": [{"type": 5, "text": "a"}]}]},
+        "tool_type_number.json": {"messages": user, "tools": [{"type": 1}]},
     }
     for name, body in bodies.items():
         write("request", name, json.dumps(body, ensure_ascii=False))

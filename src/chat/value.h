@@ -139,6 +139,9 @@ class Value {
   // Strings are shared like the containers: passing a value around (a variable read, an
   // argument, a loop over `s|length`) never copies its text.
   struct Str {
+    // A constructor, not aggregate initialization: make_shared<const Str>(string) needs
+    // parenthesized aggregate init (P0960) otherwise, which clang has only from version 16.
+    explicit Str(std::string t) : text(std::move(t)) {}
     std::string text;
     mutable std::atomic<std::int64_t> code_points{-1};  // -1: not counted yet
   };

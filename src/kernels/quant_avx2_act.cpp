@@ -1,6 +1,8 @@
 // AVX2 activation quantizers: float32 -> Q8_0 / Q8_K blocks with the exact rounding of the
 // scalar definitions (roundf for Q8_0, round-half-even for Q8_K, the same float scale
 // arithmetic), so their bytes equal quantize_row's. Chosen at run time like the dot kernels.
+#include <cpuid.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -101,12 +103,18 @@ LS_AVX2 void quantize_q8_k_avx2(const float* x, std::uint8_t* out, std::size_t n
   }
 }
 
+// F16C from CPUID leaf 1 (ECX bit 29): clang before 15 has no "f16c" in __builtin_cpu_supports.
+// Its registers are AVX's, whose OS support the "avx2" check covers.
+bool f16c_supported() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_F16C) != 0;
+}
+
 }  // namespace
 
 bool avx2_supported() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c_supported();
 }
 
 void quantize_activations_avx2(DType act, const float* x, std::uint8_t* out, std::size_t n) {

@@ -161,6 +161,15 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src) 
   }
   if (c.head_dim % 2 != 0)
     fail("{}: head_dim {} must be even for rotary embeddings", src, c.head_dim);
+  // Far above any model (Qwen: 64-128), and checked before the rope table (head_dim / 2
+  // entries) is built, ahead of any weight: a hostile head_dim would ask for an absurd
+  // allocation, and heads x head_dim (q_dim, kv_dim) must not overflow.
+  constexpr std::int64_t kMaxHeadDim = 1 << 16, kMaxHeads = 1 << 20;
+  if (c.head_dim > kMaxHeadDim)
+    fail("{}: head_dim {} is larger than {} (no model has heads that wide)", src, c.head_dim,
+         kMaxHeadDim);
+  if (c.num_attention_heads > kMaxHeads)
+    fail("{}: num_attention_heads {} is more than {}", src, c.num_attention_heads, kMaxHeads);
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     fail("{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", src,
          c.num_attention_heads, c.num_key_value_heads);

@@ -72,7 +72,9 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
       if (!d.is_number_unsigned())
         fail("{}: shape {} must hold non-negative integers", where, sh->dump());
       const auto v = d.get<std::uint64_t>();
-      if (v != 0 && numel > (std::numeric_limits<std::uint64_t>::max() / 16) / v)
+      // Each dimension must fit TensorView's int64 (after a 0 the product no longer bounds it).
+      if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
+          (v != 0 && numel > (std::numeric_limits<std::uint64_t>::max() / 16) / v))
         fail("{}: shape {} is too large", where, sh->dump());
       numel *= v;
       t.shape.push_back(static_cast<std::int64_t>(v));

@@ -331,7 +331,8 @@ std::string content_text(const json& v, const std::string& param) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::string p = fmt::format("{}[{}]", param, i);
     const json& part = v[i];
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text"))
+    // value("type", json()): a default of "" would make a non-string type a json type_error.
+    if (!part.is_object() || part.value("type", json()) != "text" || !part.contains("text"))
       bad(p, fmt::format(
                  "'{}' must be {{\"type\": \"text\", \"text\": ...}}; only text is supported", p));
     text += string(part["text"], p + ".text");
@@ -452,7 +453,7 @@ std::string render_chat(const json& messages, const json& tools, bool add_genera
   for (std::size_t i = 0; tools.is_array() && i < tools.size(); ++i) {
     const json& t = tools[i];
     const std::string p = fmt::format("tools[{}]", i);
-    if (!t.is_object() || t.value("type", "") != "function" || !t.contains("function") ||
+    if (!t.is_object() || t.value("type", json()) != "function" || !t.contains("function") ||
         !t["function"].is_object() || !t["function"].contains("name") ||
         !t["function"]["name"].is_string())
       bad(p, fmt::format("'{}' must be {{\"type\": \"function\", \"function\": {{\"name\": ...}}}}",

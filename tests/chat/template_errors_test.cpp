@@ -160,12 +160,27 @@ TEST(TemplateLimits, IntegerOverflowIsAnError) {
   EXPECT_TRUE(contains(e.what(), "integer overflow")) << e.what();
 }
 
-// Runs `fn` on a thread with a 1 MiB stack (server worker threads may have small stacks).
+// The small stack: 1 MiB; 4 MiB under AddressSanitizer (scripts/sanitize.sh), whose redzones
+// make every interpreter frame several times larger than in a normal build.
+#if defined(__SANITIZE_ADDRESS__)
+#define LS_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LS_TEST_ASAN 1
+#endif
+#endif
+#ifdef LS_TEST_ASAN
+constexpr std::size_t kSmallStack = std::size_t{4} << 20;
+#else
+constexpr std::size_t kSmallStack = std::size_t{1} << 20;
+#endif
+
+// Runs `fn` on a thread with a kSmallStack stack (server worker threads may have small stacks).
 template <typename Fn>
 void on_small_stack(Fn fn) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 1 << 20);
+  pthread_attr_setstacksize(&attr, kSmallStack);
   pthread_t thread;
   auto trampoline = [](void* arg) -> void* {
     (*static_cast<Fn*>(arg))();

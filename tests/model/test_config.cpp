@@ -82,6 +82,15 @@ TEST(Config, RejectsEachBadField) {
   j = base();
   j["use_sliding_window"] = true;
   LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "use_sliding_window");
+  // Found by fuzz/fuzz_gguf.cpp (qwen2.attention.key_length 2^62): the rope table of head_dim / 2
+  // entries was a std::length_error; 2^31 would have filled 8 GiB before any weight was read.
+  j = base();
+  j["head_dim"] = std::int64_t{1} << 62;
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "head_dim 4611686018427387904 is larger");
+  j = base();
+  j["hidden_size"] = std::int64_t{1} << 40;
+  j["num_attention_heads"] = std::int64_t{1} << 24;
+  LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"), "num_attention_heads 16777216 is more than");
   j = base();
   j["rope_scaling"] = {{"type", "linear"}, {"factor", 4.0}};
   LS_EXPECT_ERROR(ls::parse_model_config(j, "c.json"),

@@ -119,6 +119,12 @@ TEST_F(RequestTest, EachBadFieldIsNamed) {
       {{{"messages",
          json::array({{{"role", "user"}, {"content", json::array({{{"type", "image_url"}}})}}})}},
        "messages[0].content[0]"},
+      // Found by fuzz/fuzz_request.cpp: a non-string "type" was a json type_error (a 500).
+      {{{"messages", json::array({{{"role", "user"},
+                                   {"content", json::array({{{"type", 5}, {"text", "a"}}})}}})}},
+       "messages[0].content[0]"},
+      {{{"tools", json::array({{{"type", 1}}})}}, "tools[0]"},
+      {{{"tools", json::array({{{"type", nullptr}, {"function", {{"name", "f"}}}}})}}, "tools[0]"},
   };
   for (const auto& [extra, param] : cases) EXPECT_EQ(param, param_of(chat(extra))) << extra.dump();
 }
