@@ -75,8 +75,7 @@ void run_bench(const BenchOptions& o) {
   // Probe first and free its buffer, so that the peak RSS reported is the model's own.
   const auto bw = kernels::measure_read_bandwidth(pool, std::size_t{256} << 20, 8);
   reset_peak_rss();  // the probe's buffer is freed; count only the model from here on
-  const DType kv_type = kv_cache_type(o.model);
-  auto model = Model::load(o.model.model, kv_type);
+  auto model = Model::load(o.model.model, load_options(o.model));
 
   // A deterministic pseudo-random prompt of ordinary token ids.
   std::vector<std::int32_t> prompt(static_cast<std::size_t>(o.prompt_tokens));

@@ -35,7 +35,7 @@ void run_compare(CompareCli& o) {
   if (o.steps < 1) fail("--steps must be at least 1, got {}", o.steps);
   const std::vector<FilePrompt> file = read_prompt_file(o.prompts);
   LoadedModel a = load_model(o.model);
-  const LoadedModel b = LoadedModel::open(o.model_b, a.model().kv_type());
+  const LoadedModel b = LoadedModel::open(o.model_b, load_options(o.model));
   const auto V = static_cast<std::size_t>(a.model().config().vocab_size);
   if (b.model().config().vocab_size != a.model().config().vocab_size)
     fail(

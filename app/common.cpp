@@ -17,13 +17,25 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("--kv-type", o.kv_type,
                  "KV cache element type: f32, f16 or bf16 (f16/bf16 halve its memory)")
       ->capture_default_str();
+  cmd.add_flag("--no-validate", o.no_validate,
+               "Skip the load-time scan that norm weights, biases and GGML block scales are "
+               "finite (it reads every page of a quantized file once)");
+  cmd.add_flag("--debug-nonfinite", o.debug_nonfinite,
+               "Check every layer's outputs for NaN/inf and name the first layer and step where "
+               "one appears (one extra pass over each activation)");
 }
 
-DType kv_cache_type(const ModelOptions& o) {
-  if (o.kv_type == "f32") return DType::F32;
-  if (o.kv_type == "f16") return DType::F16;
-  if (o.kv_type == "bf16") return DType::BF16;
-  fail("--kv-type must be f32, f16 or bf16, got '{}'", o.kv_type);
+LoadOptions load_options(const ModelOptions& o) {
+  LoadOptions l{.validate = !o.no_validate, .debug_nonfinite = o.debug_nonfinite};
+  if (o.kv_type == "f32")
+    l.kv_type = DType::F32;
+  else if (o.kv_type == "f16")
+    l.kv_type = DType::F16;
+  else if (o.kv_type == "bf16")
+    l.kv_type = DType::BF16;
+  else
+    fail("--kv-type must be f32, f16 or bf16, got '{}'", o.kv_type);
+  return l;
 }
 
 std::vector<std::int32_t> parse_token_list(const std::string& text, const char* flag) {

@@ -9,19 +9,23 @@
 #include <CLI/CLI.hpp>
 
 #include "core/dtype.h"
+#include "model/model.h"
 
 namespace ls::app {
 
 struct ModelOptions {
-  std::string model;            // a Hugging Face model directory or a .gguf file
-  int threads = 0;              // 0: all hardware threads
-  std::string kv_type = "f32";  // --kv-type f32|f16|bf16
+  std::string model;             // a Hugging Face model directory or a .gguf file
+  int threads = 0;               // 0: all hardware threads
+  std::string kv_type = "f32";   // --kv-type f32|f16|bf16
+  bool no_validate = false;      // --no-validate: skip the finite-weights scan at load
+  bool debug_nonfinite = false;  // --debug-nonfinite: check every layer's outputs
 };
 
 void add_model_options(CLI::App& cmd, ModelOptions& o);
 
-// The KV cache type --kv-type names; throws naming the flag for anything but f32, f16, bf16.
-DType kv_cache_type(const ModelOptions& o);
+// How --kv-type, --no-validate and --debug-nonfinite open the model; throws naming --kv-type
+// for anything but f32, f16, bf16.
+LoadOptions load_options(const ModelOptions& o);
 
 // "1,2, 3" -> {1, 2, 3}; throws naming --tokens on anything else.
 std::vector<std::int32_t> parse_token_list(const std::string& text, const char* flag = "--tokens");

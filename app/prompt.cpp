@@ -11,7 +11,7 @@
 namespace ls::app {
 
 LoadedModel load_model(const ModelOptions& o) {
-  return LoadedModel::open(o.model, kv_cache_type(o));
+  return LoadedModel::open(o.model, load_options(o));
 }
 
 void add_prompt_options(CLI::App& cmd, PromptOptions& o) {

@@ -116,7 +116,8 @@ void require_finite_logits(std::span<const float> logits, std::size_t position,
       position == std::size_t(-1) ? "" : fmt::format(" after position {}", position);
   fail(
       "the model's logits{} are not finite: {} of {} values are NaN or infinite (the first at "
-      "token id {}: {}); the weights hold a NaN or infinity, or the activations overflowed{}",
+      "token id {}: {}); the weights hold a NaN or infinity, or the activations overflowed "
+      "(--debug-nonfinite names the first layer where one appears){}",
       where, bad + (bad == 0 ? impossible : 0), logits.size(), first, logits[first], remedy);
 }
 

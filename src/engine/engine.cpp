@@ -41,7 +41,7 @@ std::vector<std::span<const float>> Engine::step(std::span<const decode::Feed> f
     out.emplace_back(dst);
     row += n;
   }
-  forward(model_.architecture(), model_.config(), model_.weights(), batch_, acts_, pool_);
+  model_.forward(batch_, acts_, pool_);
   return out;
 }
 

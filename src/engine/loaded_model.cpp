@@ -28,18 +28,18 @@ std::shared_ptr<const Tokenizer> directory_tokenizer(const std::string& dir) {
 }
 }  // namespace
 
-LoadedModel LoadedModel::open(const std::string& path, DType kv_type) {
+LoadedModel LoadedModel::open(const std::string& path, const LoadOptions& options) {
   LoadedModel lm;
   lm.path_ = path;
   if (is_gguf_file(path)) {
     auto file = std::make_unique<GgufFile>(path, GgufArrays::Keep);
     lm.read_gguf_text(*file);
     file->drop_arrays();  // the tokenizer holds what it needs; ~40 MiB of parsed arrays go
-    lm.model_ = Model::from_gguf(std::move(file), kv_type);
+    lm.model_ = Model::from_gguf(std::move(file), options);
     lm.check_vocabulary();
     return lm;
   }
-  lm.model_ = Model::load(path, kv_type);
+  lm.model_ = Model::load(path, options);
   lm.tokenizer_ = directory_tokenizer(path);
   lm.check_vocabulary();
   const fs::path cfg = fs::path(path) / "tokenizer_config.json";

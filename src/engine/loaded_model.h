@@ -23,8 +23,8 @@ namespace ls::engine {
 
 class LoadedModel {
  public:
-  // `path`: a model directory or a .gguf file; kv_type F32, F16 or BF16.
-  static LoadedModel open(const std::string& path, DType kv_type = DType::F32);
+  // `path`: a model directory or a .gguf file.
+  static LoadedModel open(const std::string& path, const LoadOptions& options = {});
   // Only the tokenizer (for commands that print token text without running the model); a
   // path without one ("" too) gives no tokenizer. model() then throws.
   static LoadedModel tokenizer_only(const std::string& path);

@@ -74,9 +74,30 @@ void attention(const ModelConfig& c, std::span<const SequenceInput> batch,
   });
 }
 
+// --debug-nonfinite: throws when rows [0, T) of `buf` (`width` values each) hold a NaN or an
+// infinity, naming the step and the sequence and position of the first such row.
+void check_finite(const std::vector<float>& buf, std::size_t width,
+                  std::span<const SequenceInput> batch, std::span<const Segment> segs,
+                  const std::string_view step, std::int64_t layer) {
+  for (const Segment& s : segs)
+    for (std::size_t j = 0; j < s.count; ++j) {
+      const float* row = &buf[(s.row0 + j) * width];
+      std::size_t i = 0;
+      while (i < width && std::isfinite(row[i])) ++i;
+      if (i == width) continue;
+      const auto pos = batch[s.seq].cache->length + static_cast<std::int64_t>(s.start + j);
+      const std::string where =
+          layer < 0 ? std::string(step) : fmt::format("layer {} {}", layer, step);
+      fail(
+          "--debug-nonfinite: the first non-finite value is in {}: {} at index {} of {}, "
+          "sequence {} position {} (token id {})",
+          where, row[i], i, width, s.seq, pos, batch[s.seq].tokens[s.start + j]);
+    }
+}
+
 void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights& w,
                    std::span<const SequenceInput> batch, std::span<const Segment> segs,
-                   std::size_t T, Activations& a, ThreadPool& pool) {
+                   std::size_t T, Activations& a, ThreadPool& pool, const ForwardChecks& checks) {
   const auto H = static_cast<std::size_t>(c.hidden_size);
   const auto hd = static_cast<std::size_t>(c.head_dim);
   const auto kv = static_cast<std::size_t>(c.kv_dim());
@@ -96,11 +117,19 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
                      &a.rope_sin[t * hd / 2]);
     }
   }
+  if (checks.nonfinite) check_finite(a.x, H, batch, segs, "the token embedding", -1);
   for (std::size_t l = 0; l < w.layers.size(); ++l) {
     const LayerWeights& L = w.layers[l];
     for (std::size_t t = 0; t < T; ++t)
       k::rmsnorm(&a.x[t * H], L.attn_norm.data(), H, eps, &a.xn[t * H]);
     arch.attention_input(c, L, T, a, pool);
+    const auto li = static_cast<std::int64_t>(l);
+    const auto check = [&](const std::vector<float>& buf, std::size_t width, const char* step) {
+      if (checks.nonfinite) check_finite(buf, width, batch, segs, step, li);
+    };
+    check(a.q, static_cast<std::size_t>(c.q_dim()), "q projection");
+    check(a.k, kv, "k projection");
+    check(a.v, kv, "v projection");
     for (const Segment& s : segs) {
       KVCache& cache = *batch[s.seq].cache;
       for (std::size_t j = 0; j < s.count; ++j) {
@@ -116,16 +145,24 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
       }
     }
     attention(c, batch, segs, l, T, a, pool);
+    check(a.att, static_cast<std::size_t>(c.q_dim()), "attention");
     k::matmul(L.wo, a.att, nt, a.proj, pool, a.matmul);
+    check(a.proj, H, "o_proj");
     add_into(a.x, a.proj, T * H);
+    check(a.x, H, "residual after attention");
 
     for (std::size_t t = 0; t < T; ++t)
       k::rmsnorm(&a.x[t * H], L.mlp_norm.data(), H, eps, &a.xn[t * H]);
     k::matmul(L.w_gate, a.xn, nt, a.gate, pool, a.matmul);
     k::matmul(L.w_up, a.xn, nt, a.up, pool, a.matmul);
+    check(a.gate, ff, "gate_proj");
+    check(a.up, ff, "up_proj");
     k::silu_mul(a.gate.data(), a.up.data(), T * ff, a.gate.data());
+    check(a.gate, ff, "silu(gate) * up");
     k::matmul(L.w_down, a.gate, nt, a.proj, pool, a.matmul);
+    check(a.proj, H, "down_proj");
     add_into(a.x, a.proj, T * H);
+    check(a.x, H, "residual after the MLP");
   }
 }
 
@@ -133,7 +170,8 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
 // all_positions sequence, else only a sequence's last token. When those rows are one run of a
 // single sequence's output, the product writes there directly; otherwise through a scratch.
 void chunk_logits(const ModelConfig& c, const Weights& w, std::span<const SequenceInput> batch,
-                  std::span<const Segment> segs, Activations& a, ThreadPool& pool) {
+                  std::span<const Segment> segs, Activations& a, ThreadPool& pool,
+                  const ForwardChecks& checks) {
   const auto H = static_cast<std::size_t>(c.hidden_size);
   const auto V = static_cast<std::size_t>(c.vocab_size);
   std::vector<LogitRow>& outs = a.logit_rows;  // reserved for max_tokens rows
@@ -161,6 +199,24 @@ void chunk_logits(const ModelConfig& c, const Weights& w, std::span<const Sequen
     dst = a.logits.data();
   }
   k::matmul(w.lm_head, {a.xn.data(), n * H}, static_cast<int>(n), {dst, n * V}, pool, a.matmul);
+  for (std::size_t g = 0; checks.nonfinite && g < n; ++g) {
+    const auto first_bad = [](const float* row, std::size_t width) {
+      std::size_t i = 0;
+      while (i < width && std::isfinite(row[i])) ++i;
+      return i;
+    };
+    const char* step = nullptr;
+    std::size_t i = first_bad(&a.xn[g * H], H);
+    if (i < H)
+      step = "the final norm";
+    else if ((i = first_bad(&dst[g * V], V)) < V)
+      step = "lm_head";
+    if (step != nullptr)
+      fail(
+          "--debug-nonfinite: every layer's output is finite; the first non-finite value is in "
+          "{} (logits row {} of this chunk, index {})",
+          step, g, i);
+  }
   if (!contiguous)
     for (std::size_t g = 0; g < n; ++g) std::copy_n(&dst[g * V], V, outs[g].dst);
 }
@@ -181,7 +237,8 @@ void check_input(const ModelConfig& c, const SequenceInput& in) {
 }  // namespace
 
 void forward(const Architecture& arch, const ModelConfig& c, const Weights& w,
-             std::span<const SequenceInput> batch, Activations& a, ThreadPool& pool) {
+             std::span<const SequenceInput> batch, Activations& a, ThreadPool& pool,
+             const ForwardChecks& checks) {
   for (const SequenceInput& in : batch) check_input(c, in);
   const auto chunk = static_cast<std::size_t>(a.max_tokens);
   std::vector<Segment>& segs = a.segments;  // reserved for max_tokens segments
@@ -197,8 +254,8 @@ void forward(const Architecture& arch, const ModelConfig& c, const Weights& w,
       start += n;
       if (start == batch[seq].tokens.size()) ++seq, start = 0;
     }
-    forward_chunk(arch, c, w, batch, segs, rows, a, pool);
-    chunk_logits(c, w, batch, segs, a, pool);
+    forward_chunk(arch, c, w, batch, segs, rows, a, pool, checks);
+    chunk_logits(c, w, batch, segs, a, pool, checks);
     // The chunk's keys and values are in the caches: advance each sequence past them.
     for (const Segment& s : segs)
       if (s.start + s.count == batch[s.seq].tokens.size())

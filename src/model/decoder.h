@@ -81,10 +81,20 @@ const Architecture& architecture(const std::string& model_type);
 // Whether the architecture's models have tensors of `role` (Qwen3: no biases, q/k norms).
 bool has_weight(const Architecture& arch, WeightRole role);
 
+// Diagnostics a forward call can run on its own results.
+struct ForwardChecks {
+  // After every step of every layer (q/k/v, attention, o_proj, gate/up, down_proj, the final
+  // norm), a NaN or infinity in its output is an error naming the layer, the step, the
+  // sequence and the position: where a non-finite value first appeared. Costs one pass over
+  // each activation (--debug-nonfinite).
+  bool nonfinite = false;
+};
+
 // Runs every sequence's tokens through the model in chunks of at most acts.max_tokens tokens
 // and writes their logits. Throws (before touching any cache) on an out-of-range token id, a
 // context past max_position_embeddings or a logits buffer that is too small.
 void forward(const Architecture& arch, const ModelConfig& config, const Weights& weights,
-             std::span<const SequenceInput> batch, Activations& acts, ThreadPool& pool);
+             std::span<const SequenceInput> batch, Activations& acts, ThreadPool& pool,
+             const ForwardChecks& checks = {});
 
 }  // namespace ls

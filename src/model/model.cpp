@@ -14,13 +14,14 @@ namespace ls {
 
 namespace fs = std::filesystem;
 
-Model::Model(std::string path, ModelConfig config, TensorStore store, DType kv_type)
+Model::Model(std::string path, ModelConfig config, TensorStore store, const LoadOptions& options)
     : path_(std::move(path)),
       config_(std::move(config)),
       store_(std::move(store)),
       arch_(&ls::architecture(config_.model_type)),
-      kv_type_(kv_type) {
-  check_kv_type(kv_type);
+      kv_type_(options.kv_type),
+      checks_{.nonfinite = options.debug_nonfinite} {
+  check_kv_type(kv_type_);
   std::set<std::string> used;
   weights_ = bind_weights(
       config_, arch_->qkv_bias, arch_->qk_norm,
@@ -28,7 +29,7 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, DType kv_t
         used.insert(n);
         return store_.find(n);
       },
-      store_.gguf() != nullptr, path_);
+      store_.gguf() != nullptr, options.validate, path_);
   // Every tensor of the file is one the architecture uses: a layer more than num_hidden_layers
   // says, a bias a Qwen3 has not, or a misnamed tensor means the config and the weights
   // disagree, and running would silently compute another model. Tolerated: rotary inv_freq
@@ -46,17 +47,18 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, DType kv_t
   }
 }
 
-std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GgufFile> file, DType kv_type) {
+std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GgufFile> file,
+                                        const LoadOptions& options) {
   // A GGUF file is the whole model: the config comes from its metadata.
   ModelConfig config = gguf_model_config(*file);
   std::string path = file->path();
   return std::unique_ptr<Model>(new Model(std::move(path), std::move(config),
-                                          TensorStore::from_gguf(std::move(file)), kv_type));
+                                          TensorStore::from_gguf(std::move(file)), options));
 }
 
-std::unique_ptr<Model> Model::load(const std::string& path, DType kv_type) {
+std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& options) {
   if (fs::path(path).extension() == ".gguf" && !fs::is_directory(path))
-    return from_gguf(std::make_unique<GgufFile>(path, GgufArrays::Skip), kv_type);
+    return from_gguf(std::make_unique<GgufFile>(path, GgufArrays::Skip), options);
   if (!fs::is_directory(path))
     fail(
         "{}: not a model directory (expected config.json and *.safetensors inside) nor a .gguf "
@@ -64,7 +66,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, DType kv_type) {
         path);
   ModelConfig config = load_model_config((fs::path(path) / "config.json").string());
   TensorStore store = TensorStore::open_hf_dir(path);
-  std::unique_ptr<Model> m(new Model(path, std::move(config), std::move(store), kv_type));
+  std::unique_ptr<Model> m(new Model(path, std::move(config), std::move(store), options));
   const fs::path gen = fs::path(path) / "generation_config.json";
   if (fs::exists(gen)) {
     try {
@@ -103,7 +105,7 @@ std::span<const float> Session::feed(std::span<const std::int32_t> tokens, bool 
   const std::size_t rows = all_positions ? tokens.size() : 1;
   if (logits_.size() < rows * V) logits_.resize(rows * V);
   const SequenceInput in{&cache_, tokens, all_positions, {logits_.data(), rows * V}};
-  forward(model_.architecture(), model_.config(), model_.weights(), {&in, 1}, acts_, pool_);
+  model_.forward({&in, 1}, acts_, pool_);
   return {logits_.data(), rows * V};
 }
 

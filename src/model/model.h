@@ -21,14 +21,20 @@
 
 namespace ls {
 
+// How a model is opened and checked.
+struct LoadOptions {
+  DType kv_type = DType::F32;    // the KV cache element type of its sequences (F32, F16, BF16)
+  bool validate = true;          // scan norms and GGML block scales for NaN/inf at load
+  bool debug_nonfinite = false;  // check every layer's outputs (ForwardChecks::nonfinite)
+};
+
 class Model {
  public:
-  // `path`: a Hugging Face model directory (config.json, *.safetensors, ...) or a .gguf file;
-  // kv_type: the KV cache element type of its sequences (F32, F16 or BF16).
-  static std::unique_ptr<Model> load(const std::string& path, DType kv_type = DType::F32);
+  // `path`: a Hugging Face model directory (config.json, *.safetensors, ...) or a .gguf file.
+  static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& options = {});
   // A GGUF file already open (the engine reads its tokenizer and template from it first).
   static std::unique_ptr<Model> from_gguf(std::unique_ptr<GgufFile> file,
-                                          DType kv_type = DType::F32);
+                                          const LoadOptions& options = {});
 
   const std::string& path() const { return path_; }
   const ModelConfig& config() const { return config_; }
@@ -42,8 +48,13 @@ class Model {
   // The KV cache element type of this model's sequences, fixed at load.
   DType kv_type() const { return kv_type_; }
 
+  // ls::forward over this model's weights, with the checks chosen at load.
+  void forward(std::span<const SequenceInput> batch, Activations& acts, ThreadPool& pool) const {
+    ls::forward(*arch_, config_, weights_, batch, acts, pool, checks_);
+  }
+
  private:
-  Model(std::string path, ModelConfig config, TensorStore store, DType kv_type);
+  Model(std::string path, ModelConfig config, TensorStore store, const LoadOptions& options);
   std::string path_;
   ModelConfig config_;
   TensorStore store_;
@@ -51,6 +62,7 @@ class Model {
   Weights weights_;
   nlohmann::json generation_config_ = nlohmann::json::object();
   DType kv_type_ = DType::F32;
+  ForwardChecks checks_;
 };
 
 class Session {

@@ -42,8 +42,10 @@ using TensorLookup = std::function<const TensorView*(const std::string& name)>;
 
 // Binds every weight the architecture has via the name table, checking presence and shape;
 // `source` names the model in error messages. Unused extra tensors are ignored (e.g. rotary
-// inv_freq buffers).
+// inv_freq buffers). `validate`: norm weights, biases and every GGML block scale must be finite
+// (the scale scan touches every page of a quantized file; --no-validate skips it).
 Weights bind_weights(const ModelConfig& config, bool qkv_bias, bool qk_norm,
-                     const TensorLookup& lookup, bool gguf_names, const std::string& source);
+                     const TensorLookup& lookup, bool gguf_names, bool validate,
+                     const std::string& source);
 
 }  // namespace ls

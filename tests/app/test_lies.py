@@ -75,6 +75,36 @@ def main():
         r = run(["generate", "--model", nan, "--tokens", "1,2", "--max-new-tokens", "2",
                  "--remove-invalid-values", "true", "--json"])
         check("--remove-invalid-values goes on", r.returncode == 0, (r.returncode, r.stderr[-200:]))
+        # --no-validate loads the NaN norm; the logits check still stops it and points at
+        # --debug-nonfinite, which names where the first non-finite value appears.
+        expect_error("--no-validate loads a NaN norm; the logits check stops it",
+                     ["next", "--model", nan_norm, "--tokens", "1", "--no-validate"],
+                     "(--debug-nonfinite names the first layer where one appears)")
+        expect_error("--debug-nonfinite: a NaN final norm",
+                     ["next", "--model", nan_norm, "--tokens", "1", "--no-validate",
+                      "--debug-nonfinite"],
+                     "every layer's output is finite; the first non-finite value is in the final "
+                     "norm (logits row 0 of this chunk, index 0)")
+        expect_error("--debug-nonfinite: a NaN embedding row",
+                     ["next", "--model", nan, "--tokens", "2,1", "--debug-nonfinite"],
+                     "first non-finite value is in the token embedding: nan at index 0 of 64, "
+                     "sequence 0 position 1 (token id 1)")
+        nan_layer = os.path.join(tmp, "nan_layer")
+        shutil.copytree(base, nan_layer)
+        poke_tensor(nan_layer, "model.layers.1.mlp.down_proj.weight", float("inf"), index=5)
+        expect_error("--debug-nonfinite: an infinite weight in layer 1's down_proj",
+                     ["generate", "--model", nan_layer, "--tokens", "1,2,3", "--max-new-tokens",
+                      "2", "--debug-nonfinite"],
+                     "first non-finite value is in layer 1 down_proj: ")
+        r = run(["next", "--model", nan_layer, "--tokens", "1,2,3", "--debug-nonfinite",
+                 "--json"])
+        check("--debug-nonfinite on next names layer 1 down_proj at position 0",
+              r.returncode == 1 and "layer 1 down_proj" in r.stderr and "position 0" in r.stderr,
+              (r.returncode, r.stderr.strip()))
+        r = run(["next", "--model", base, "--tokens", "1,2,3", "--debug-nonfinite", "--json"])
+        r0 = run(["next", "--model", base, "--tokens", "1,2,3", "--json"])
+        check("--debug-nonfinite changes no number on a finite model",
+              r.returncode == 0 and r.stdout == r0.stdout, (r.returncode, r.stderr[-200:]))
         # A NaN block scale or norm weight in a GGUF: refused at load, naming the tensor.
         sys.path.insert(0, REFERENCE_DIR)
         import gguf_ref
@@ -93,6 +123,11 @@ def main():
                 f.write(blob)
             expect_error(f"GGUF {kind} with a NaN in {tensor}",
                          ["next", "--model", path, "--tokens", "1"], needle)
+            if kind == "q8_0":
+                expect_error("--no-validate --debug-nonfinite: a NaN block scale of attn_q",
+                             ["next", "--model", path, "--tokens", "1", "--no-validate",
+                              "--debug-nonfinite"],
+                             "first non-finite value is in layer 0 q projection")
         # A safetensors header length one byte short: every tensor shifted by a byte.
         short = os.path.join(tmp, "short")
         shutil.copytree(base, short)
