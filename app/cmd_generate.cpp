@@ -1,13 +1,15 @@
 // `logitscope generate`: decode a continuation with transformers' semantics (defaults from the
-// model's generation_config.json, HF-named flags on top), streaming the text, or with --trace N
+// model's generation_config.json, HF-named flags on top), streaming the text, or with --trace [N]
 // showing every stage of every step, or with --json writing the trace as JSON Lines. The flags
 // and the model-backed logits source are shared with `chat` (generation_cli.h).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -34,7 +36,11 @@ struct GenerateCli {
   PromptOptions prompt;
   std::string prompts;  // --prompts FILE: every prompt generated together
   GenerationFlags flags;
-  int trace = 0;
+  // --trace [N]: the text trace of the first N steps (bare: every step; 0 or absent: none).
+  CLI::Option* trace_flag = nullptr;
+  std::string trace_text;
+  int trace = 0;  // steps shown; INT_MAX for every step
+  int top = 5;    // --top N: candidates per stage in the trace and the JSON steps
   bool json = false;
   std::string dump_logits;  // per-step raw logits of sequence 0, for `replay`
   std::string svg;          // entropy and chosen probability over the steps
@@ -129,7 +135,7 @@ void run_generate_batch(GenerateCli& o) {
   for (std::size_t i = 0; i < file.size(); ++i) {
     decode::GenerateOptions go;
     go.token_bytes = token_bytes;
-    go.trace_top_n = o.trace > 0 ? o.trace : 5;
+    go.trace_top_n = o.top;
     std::string& out = shown[i];
     if (o.json) {
       go.on_header = [&, i](const decode::RunHeader& h) {
@@ -146,8 +152,8 @@ void run_generate_batch(GenerateCli& o) {
         print_json_line(j);
       };
     } else if (o.trace > 0) {
-      go.on_step = [&out, &token_bytes](const decode::StepTrace& st) {
-        out += decode::format_step(st, token_bytes);
+      go.on_step = [&out, &token_bytes, &o](const decode::StepTrace& st) {
+        if (st.step < o.trace) out += decode::format_step(st, token_bytes);
       };
     }
     jobs.push_back({ids[i], config, std::move(go)});
@@ -181,7 +187,20 @@ void run_generate_batch(GenerateCli& o) {
              seconds > 0 ? static_cast<double>(total_tokens) / seconds : 0.0);
 }
 
+// --trace's steps: bare, every step; N, the first N (0: none).
+int trace_steps(const GenerateCli& o) {
+  if (o.trace_flag->count() == 0) return 0;
+  if (o.trace_text.empty()) return std::numeric_limits<int>::max();
+  int n = -1;
+  const char* end = o.trace_text.data() + o.trace_text.size();
+  const auto [p, ec] = std::from_chars(o.trace_text.data(), end, n);
+  if (ec != std::errc() || p != end || n < 0)
+    fail("--trace takes the number of steps to show (bare: every step), got '{}'", o.trace_text);
+  return n;
+}
+
 void run_generate(GenerateCli& o) {
+  o.trace = trace_steps(o);
   if (!o.prompts.empty()) return run_generate_batch(o);
   LoadedModel lm = load_model(o.model);
   decode::GenerationConfig config = generation_config_from(o.flags, lm);
@@ -197,7 +216,7 @@ void run_generate(GenerateCli& o) {
 
   decode::GenerateOptions go;
   if (lm.tokenizer()) go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
-  go.trace_top_n = o.trace > 0 ? o.trace : 5;
+  go.trace_top_n = o.top;
   int last_sequence = -1;
   const bool several = config.num_return_sequences > 1;
   if (o.json) {
@@ -216,6 +235,7 @@ void run_generate(GenerateCli& o) {
   } else if (o.trace > 0) {
     go.on_header = print_trace_header;
     go.on_step = [&](const decode::StepTrace& s) {
+      if (s.step >= o.trace) return;
       fmt::print("{}", decode::format_step(s, go.token_bytes));
       std::fflush(stdout);
     };
@@ -293,9 +313,16 @@ void add_generate_command(CLI::App& app) {
                   "Generate for every prompt of FILE together (one per line, or JSON Lines with "
                   "\"prompt\" or \"messages\"); each result equals that prompt run alone");
   add_generation_flags(*cmd, o->flags);
-  cmd->add_option("--trace", o->trace, "Show each step: raw top-N, every stage, the choice")
-      ->expected(0, 1)
-      ->default_str("5");
+  o->trace_flag = cmd->add_option("--trace", o->trace_text,
+                                  "Show each step: raw top candidates, the pool after every "
+                                  "stage, the choice; N: the first N steps only (bare: every "
+                                  "step)")
+                      ->expected(0, 1)
+                      ->type_name("[N]");
+  cmd->add_option("--top", o->top,
+                  "Candidates shown per stage in --trace and --json steps (1-1000)")
+      ->check(CLI::Range(1, 1000).description(""))
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Write JSON Lines (header, one object per step, results)");
   cmd->add_option("--dump-logits", o->dump_logits,
                   "Write each step's raw logits to FILE.npy ([steps, vocab] float32; the --json "

@@ -35,6 +35,12 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
     const std::string name(field.name);
     std::string help(field.help);
     if (name == "stop_strings") help += "; \\n and \\t are unescaped";
+    // Where the value comes from when the flag is absent: the model's generation_config.json
+    // if it sets the field, else transformers' GenerationConfig default.
+    const bool none = field.default_value == "[]" || field.default_value == "{}" ||
+                      field.default_value == "-1" || field.default_value == "null";
+    help += none ? " (default: generation_config.json, else unset)"
+                 : fmt::format(" (default: generation_config.json, else {})", field.default_value);
     // The GenerationConfig name as Python writes it is an alias: --max_new_tokens, --do_sample.
     std::string names(field.flag);
     if ("--" + name != names) names += ",--" + name;
@@ -46,6 +52,7 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
       // Booleans may be given bare: --do-sample means --do-sample true.
       if (name == "do_sample" || name == "remove_invalid_values") opt->expected(0, 1);
     }
+    opt->type_name(field.type);
     f.options[name] = opt;
   }
   cmd.add_option("--ban-word", f.ban_words,

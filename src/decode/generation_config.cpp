@@ -111,7 +111,9 @@ const std::vector<Field>& fields() {
                    bool repeatable = false) {
       return GenerationField{name, flag, help, repeatable};
     };
-    t.push_back(scalar(info("max_new_tokens", "--max-new-tokens", "tokens to generate at most"),
+    t.push_back(scalar(info("max_new_tokens", "--max-new-tokens",
+                            "tokens to generate at most (logitscope: 256 when neither this nor "
+                            "max_length is set; transformers: max_length 20)"),
                        Kind::i32, &C::max_new_tokens));
     t.push_back(
         scalar(info("max_length", "--max-length",
@@ -424,10 +426,45 @@ std::string GenerationConfig::origin_of(std::string_view field) const {
   return std::string(field);
 }
 
+// The type a flag's value has, as --help shows it.
+std::string_view type_name(Kind kind) {
+  switch (kind) {
+    case Kind::i32:
+    case Kind::u64:
+      return "INT";
+    case Kind::f64:
+      return "FLOAT";
+    case Kind::boolean:
+      return "BOOL";
+    case Kind::ids:
+      return "IDS";
+    case Kind::id_lists:
+      return "ID_LIST";
+    case Kind::seq_bias:
+    case Kind::logit_bias:
+      return "BIAS";
+    case Kind::strings:
+      return "TEXT";
+    case Kind::early:
+      return "BOOL|never";
+    case Kind::names:
+      return "NAMES";
+    case Kind::preset:
+      return "PRESET";
+  }
+  return "VALUE";
+}
+
 std::span<const GenerationField> generation_fields() {
   static const std::vector<GenerationField> infos = [] {
+    const GenerationConfig defaults;  // transformers' GenerationConfig() defaults
     std::vector<GenerationField> out;
-    for (const auto& f : fields()) out.push_back(f.info);
+    for (const auto& f : fields()) {
+      GenerationField info = f.info;
+      info.type = type_name(f.kind);
+      info.default_value = f.get(defaults).dump();
+      out.push_back(std::move(info));
+    }
     return out;
   }();
   return infos;

@@ -79,6 +79,10 @@ struct GenerationField {
   std::string_view flag;  // e.g. "--top-p"
   std::string_view help;
   bool repeatable;  // a list flag: each occurrence adds one item
+  // Filled by generation_fields(): the value's type for --help ("INT", "FLOAT", "BOOL",
+  // "IDS", ...) and transformers' default as JSON ("1.0", "false", "[]").
+  std::string type = {};
+  std::string default_value = {};
 };
 std::span<const GenerationField> generation_fields();
 

@@ -83,6 +83,26 @@ def check_polish(model, tmp):
     b = run(["template", "--model", model, "--messages", msgs])
     ok("template takes a GGUF (same prompt as the directory)", a.returncode == 0 and a.stdout == b.stdout
        and "get_weather" in a.stdout, (a.returncode, a.stderr.strip()))
+    r = run(["generate", "--model", model, "--tokens", "1", "--max-new-tokens", "3", "--trace", "2",
+             "--top", "3", "--seed", "1"])
+    raw_rows = [line for line in r.stdout.splitlines() if line.strip().startswith("raw logits")]
+    ok("--trace 2 shows the first 2 of 3 steps", r.returncode == 0 and
+       r.stdout.count("── step ") == 2 and "── step 1 " in r.stdout, r.stdout[-300:])
+    ok("--top 3 shows 3 candidates per stage", len(raw_rows) == 2 and
+       all(row.count("%") == 3 for row in raw_rows), raw_rows[:1])
+    r = run(["generate", "--model", model, "--tokens", "1", "--max-new-tokens", "3", "--trace",
+             "--seed", "1"])
+    ok("bare --trace shows every step", r.returncode == 0 and r.stdout.count("── step ") == 3,
+       r.stdout[-300:])
+    r = run(["generate", "--model", model, "--tokens", "1", "--trace", "x"])
+    ok("--trace x is refused naming the flag", r.returncode == 1 and "--trace takes" in r.stderr,
+       r.stderr.strip())
+    r = run(["generate", "--help"])
+    ok("--help shows each generation flag's type and default", r.returncode == 0 and
+       "--top-p,--top_p FLOAT" in r.stdout and
+       "(default: generation_config.json, else 1.0)" in r.stdout and
+       "--max-new-tokens,--max_new_tokens INT" in r.stdout and "else 256)" in r.stdout and
+       "--do-sample,--do_sample BOOL" in r.stdout, r.stdout[:300])
     r = run(["chat", "--model", model, "--max-new-tokens", "1"],
             input="/trace\n/trace\n/set stop x\n/set stop x\n/show\n/quit\n")
     ok("chat: /trace toggles on and off", "(trace on, top 5)" in r.stdout and "(trace off)" in r.stdout,

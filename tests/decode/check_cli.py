@@ -45,7 +45,7 @@ def main():
             print("SKIP: this build has no tokenizer:", probe.stderr.strip())
             return 77
         base = [exe, "generate", "--model", model, "--prompt", "Once upon a time",
-                "--max-new-tokens", "12", "--json", "--trace", "40", "--temperature", "1.3",
+                "--max-new-tokens", "12", "--json", "--top", "40", "--temperature", "1.3",
                 "--top-k", "40", "--top-p", "0.95", "--repetition-penalty", "1.0"]
         one = lines(run(*base, "--seed", "11", "--threads", "1"))
         two = lines(run(*base, "--seed", "11", "--threads", "2"))

@@ -62,7 +62,7 @@ def main():
         with open(os.path.join(work, "prompts.txt"), "w", encoding="utf-8") as f:
             f.write("# eight prompts of different lengths\n\n" + "\n".join(PROMPTS) + "\n")
         for name, flags in CASES.items():
-            common = ["generate", "--model", "m", "--max-new-tokens", "7", "--json", "--trace",
+            common = ["generate", "--model", "m", "--max-new-tokens", "7", "--json", "--top",
                       "4", *flags]
             batch = lines(run(exe, *common, "--prompts", "prompts.txt", cwd=work))
             headers = [o for o in batch if o["type"] == "header"]

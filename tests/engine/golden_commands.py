@@ -22,7 +22,7 @@ GOLDEN = os.path.join(HERE, "golden")
 VOLATILE = {"seconds", "tokens_per_s"}
 PATHS = {"model", "model_a", "model_b", "logits_file", "svg_file", "logits_files", "trace"}
 
-G = ["--max-new-tokens", "10", "--json", "--trace", "6", "--threads", "2"]
+G = ["--max-new-tokens", "10", "--json", "--top", "6", "--threads", "2"]
 PROMPT = ["--prompt", "Once upon a time"]
 CHAT = ["--chat", "--prompt", "中国的首都是"]
 

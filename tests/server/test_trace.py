@@ -32,7 +32,7 @@ def cli_run(binary, model, n):
     """The CLI's header, steps (by sequence) and results for the same request."""
     r = subprocess.run([binary, "generate", "--model", model, "--tokens", ",".join(map(str, PROMPT)),
                         "--max-new-tokens", str(TOKENS), "--num-return-sequences", str(n), "--json",
-                        "--trace", str(TOP)] + FLAGS, capture_output=True, text=True, timeout=300)
+                        "--top", str(TOP)] + FLAGS, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError(f"generate failed: {r.stderr}")
     lines = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]

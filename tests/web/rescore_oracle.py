@@ -217,7 +217,7 @@ def _self_check(args):
         model = args.model or synth_tiny(args.logitscope, args.tokenizer_from, tmp)
         npy, trace = os.path.join(tmp, "l.npy"), os.path.join(tmp, "t.jsonl")
         g = subprocess.run([args.logitscope, "generate", "--model", model, "--prompt", "中国的首都是",
-                            "--json", "--trace", "5", "--do-sample", "true", "--seed", "11",
+                            "--json", "--top", "5", "--do-sample", "true", "--seed", "11",
                             "--repetition-penalty", "3", "--max-new-tokens", "10",
                             "--dump-logits", npy, "--threads", "2"],
                            capture_output=True, text=True, timeout=300)
