@@ -4,6 +4,7 @@
 // Sampling without --seed uses seed 0, so that a run is repeatable.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <memory>
 
 #include "app/commands.h"
@@ -78,7 +79,17 @@ void run_eval(EvalCli& o) {
     jobs.push_back({prompts[k], config, std::move(go)});
   }
   // Every case generated together (one forward pass per token for the whole golden set).
+  const auto start = std::chrono::steady_clock::now();
   const std::vector<decode::GenerationRun> runs = decode::generate_batch(source, jobs);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // The decoding every case ran with; a seed only when something is drawn.
+  const decode::DecodeMode mode = decode::decode_mode(base);
+  const bool drawn = mode == decode::DecodeMode::sample || mode == decode::DecodeMode::beam_sample;
+  const std::uint64_t seed = base.seed.value_or(0);
+  std::size_t tokens = 0;
+  for (const auto& run : runs) tokens += run.sequences.front().tokens.size();
+  const double tok_per_s = seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0;
   int passed = 0;
   for (std::size_t k = 0; k < cases.size(); ++k) {
     Row& row = rows[k];
@@ -95,6 +106,8 @@ void run_eval(EvalCli& o) {
     nlohmann::ordered_json j;
     j["golden"] = o.golden;
     j["model"] = lm.model().path();
+    j["mode"] = decode::to_string(mode);
+    if (drawn) j["seed"] = seed;
     j["cases"] = nlohmann::ordered_json::array();
     for (const auto& row : rows) {
       nlohmann::ordered_json cj;
@@ -118,9 +131,17 @@ void run_eval(EvalCli& o) {
     j["match_rate"] = rate;
     j["min_rate"] = o.min_rate;
     j["ok"] = ok;
+    j["generated_tokens"] = tokens;
+    j["seconds"] = seconds;
+    j["tokens_per_s"] = tok_per_s;
     print_json_line(j);
     return;
   }
+  fmt::print("eval {} · {} cases · {}{} · {}\n\n", o.golden, cases.size(), decode::to_string(mode),
+             drawn
+                 ? fmt::format(" · seed {}{}", seed, base.seed ? "" : " (fixed, for repeatability)")
+                 : "",
+             lm.model().path());
   fmt::print("{:>3}  {:<16} {:<9} {:<24} {:<32} {}\n", "#", "id", "kind", "expected", "got",
              "result");
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -136,6 +157,8 @@ void run_eval(EvalCli& o) {
   }
   fmt::print("\nmatch rate {}/{} = {:.1f}%   threshold {:.1f}%   {}\n", passed, cases.size(),
              100 * rate, 100 * o.min_rate, ok ? "OK" : "BELOW THRESHOLD (exit status 3)");
+  fmt::print("{} tokens generated in {:.2f} s ({:.1f} tok/s, every case in one batch)\n", tokens,
+             seconds, tok_per_s);
 }
 
 }  // namespace

@@ -43,6 +43,11 @@ void run_seeds(SeedsCli& o) {
   if (o.loop.min_repeats < 2) fail("--loop-repeats must be at least 2, got {}", o.loop.min_repeats);
   LoadedModel lm = load_model(o.model);
   decode::GenerationConfig config = generation_config_from(o.flags, lm);
+  if (config.source_of("do_sample") == "flag" && !config.do_sample)
+    fail(
+        "--do-sample false: seeds compares sampled runs across seeds, and greedy decoding draws "
+        "nothing (every seed would give the same text); use generate for a greedy run, or "
+        "--temperature 0 here to see that for yourself");
   config.do_sample = true;  // a seed study samples; temperature 0 still means greedy
   config.sources["do_sample"] = "seeds";
   const std::uint64_t first_seed = config.seed.value_or(0);

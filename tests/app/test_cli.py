@@ -103,6 +103,22 @@ def check_polish(model, tmp):
        "(default: generation_config.json, else 1.0)" in r.stdout and
        "--max-new-tokens,--max_new_tokens INT" in r.stdout and "else 256)" in r.stdout and
        "--do-sample,--do_sample BOOL" in r.stdout, r.stdout[:300])
+    golden = os.path.join(ROOT, "examples", "golden.jsonl")
+    r = run(["eval", "--model", model, "--golden", golden])
+    ok("eval's header names the mode and the fixed seed", r.returncode == 3 and
+       "· sample · seed 0 (fixed, for repeatability) ·" in r.stdout.splitlines()[0] and
+       "tokens generated in" in r.stdout, r.stdout[:200])
+    r = run(["eval", "--model", model, "--golden", golden, "--do-sample", "false", "--json"])
+    j = json.loads(r.stdout) if r.stdout.strip() else {}
+    ok("eval --json: greedy, no seed, token count and speed", j.get("mode") == "greedy" and
+       "seed" not in j and j.get("generated_tokens", 0) == sum(len(c["tokens"]) for c in j["cases"])
+       and j.get("tokens_per_s", 0) > 0, str(j)[:200])
+    r = run(["eval", "--model", model, "--golden", golden, "--seed", "5", "--json"])
+    j = json.loads(r.stdout) if r.stdout.strip() else {}
+    ok("eval --json --seed 5 reports it", j.get("mode") == "sample" and j.get("seed") == 5, str(j)[:200])
+    r = run(["seeds", "--model", model, "--tokens", "1", "--do-sample", "false"])
+    ok("seeds --do-sample false is refused, saying why", r.returncode == 1 and
+       "greedy decoding draws nothing" in r.stderr, r.stderr.strip())
     r = run(["chat", "--model", model, "--max-new-tokens", "1"],
             input="/trace\n/trace\n/set stop x\n/set stop x\n/show\n/quit\n")
     ok("chat: /trace toggles on and off", "(trace on, top 5)" in r.stdout and "(trace off)" in r.stdout,
