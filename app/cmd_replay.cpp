@@ -115,6 +115,8 @@ void run_replay(ReplayCli& o) {
                  {"tokens", fr.tokens},
                  {"text", decode::sanitize_utf8(fork_text)},
                  {"finish_reason", decode::to_string(r.finish)},
+                 {"finish_message", r.message},
+                 {"generated", r.tokens.size()},
                  {"logprob_continuation", r.logprob}};
   }
 
@@ -156,7 +158,7 @@ void run_replay(ReplayCli& o) {
   fmt::print("recorded chain  {}\nnew chain       {} ({})\n\n", rec.header.value("chain", "?"),
              steps.empty() ? "" : steps.front().chain, new_mode);
   fmt::print("{:>4}  {:<22} {:>8}  {:<22} {:>8} {:>7} {:>7}  {}\n", "step", "recorded", "p(new)",
-             "new choice", "p", "pool", "H", "new top");
+             "new choice", "p", "pool", "H nats", "new top");
   for (const auto& s : steps) {
     std::string tops;
     for (const auto& t : s.top)
@@ -169,10 +171,18 @@ void run_replay(ReplayCli& o) {
   fmt::print("\n{} of {} steps would have chosen differently under the new settings{}\n", changed,
              steps.size(),
              new_mode == "sample" ? " (sampling reuses each step's recorded draw)" : "");
-  if (!o.fork.empty())
-    fmt::print("\nfork at step {} with {}: {} ({})\n\"{}\"\n", fork_json["step"].get<int>(),
-               token_cell(lm, fork_json["token"].get<std::int32_t>()), fork_json["tokens"].size(),
-               fork_json["finish_reason"].get<std::string>(), printable(fork_text));
+  if (!o.fork.empty()) {
+    // The fork's tokens: the recorded steps before it, the forced token, then new ones.
+    const int step = fork_json["step"].get<int>();
+    const std::size_t generated = fork_json["generated"].get<std::size_t>();
+    fmt::print(
+        "\nfork at step {} with {}: {} tokens = {} recorded + 1 forced + {} generated; finish {} "
+        "({}); logprob of the generated part {:.4f}\n\"{}\"\n",
+        step, token_cell(lm, fork_json["token"].get<std::int32_t>()), fork_json["tokens"].size(),
+        step, generated, fork_json["finish_reason"].get<std::string>(),
+        fork_json["finish_message"].get<std::string>(),
+        fork_json["logprob_continuation"].get<double>(), printable(fork_text));
+  }
 }
 
 }  // namespace

@@ -168,6 +168,12 @@ def main():
         tokens = out.get("fork", {}).get("tokens")
         check("replay --fork 7=5 keeps max_new_tokens 8", r.returncode == 0 and tokens is not None
               and len(tokens) == 8, (r.returncode, tokens, r.stderr[-200:]))
+        r = run(["replay", "--trace", trace, "--model", base, "--fork", "5=5"])
+        check("replay --fork spells its token count out",
+              r.returncode == 0 and "8 tokens = 5 recorded + 1 forced + 2 generated; finish length "
+              "(reached max_new_tokens (2)); logprob of the generated part" in r.stdout,
+              (r.returncode, r.stdout[-300:]))
+        check("replay's entropy column has its unit", "H nats" in r.stdout, r.stdout[:300])
         expect_error("replay --fork 8=5 is past the budget",
                      ["replay", "--trace", trace, "--model", base, "--fork", "8=5"], "no room")
     finally:
