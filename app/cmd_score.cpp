@@ -85,19 +85,24 @@ void run_score(ScoreCli& o) {
   fmt::print("model  {}\nprompt {} tokens, text {} tokens\n\n", lm.model().path(), ids.size(),
              cont.size());
   fmt::print("{:>4}  {:>7}  {:<20}  {:>10}  {:>9}  {:>7}  {}\n", "pos", "id", "token", "logprob",
-             "prob", "rank", "model's top choice");
+             "prob", "rank", "model's top choice (its logit minus this token's)");
   for (std::size_t i = 0; i < r.tokens.size(); ++i) {
     const auto& t = r.tokens[i];
     const std::string text = fmt::format("\"{}\"", printable(lm.token_bytes(t.id)));
-    const std::string top =
-        t.rank == 1 ? std::string("(this token)")
-                    : fmt::format("\"{}\" #{} ({:+.3f})", printable(lm.token_bytes(t.top_id)),
-                                  t.top_id, static_cast<double>(t.top_logit - t.logit));
-    fmt::print("{:>4}  {:>7}  {:<20}  {:>10.4f}  {:>9.6f}  {:>7}  {}\n", i, t.id, text, t.logprob,
-               std::exp(t.logprob), t.rank, top);
+    const std::string top = t.rank == 1 ? std::string("(this token)")
+                                        : fmt::format("\"{}\" #{} (logit gap {:+.3f})",
+                                                      printable(lm.token_bytes(t.top_id)), t.top_id,
+                                                      static_cast<double>(t.top_logit - t.logit));
+    // Small probabilities in scientific notation: 0.000000 would hide how small.
+    const double p = std::exp(t.logprob);
+    const std::string prob = p >= 1e-3 ? fmt::format("{:.6f}", p) : fmt::format("{:.3e}", p);
+    fmt::print("{:>4}  {:>7}  {:<20}  {:>10.4f}  {:>9}  {:>7}  {}\n", i, t.id, text, t.logprob,
+               prob, t.rank, top);
   }
-  fmt::print("\nsum logprob  {:.4f}\nmean logprob {:.4f}\nperplexity   {:.4f}\n", r.sum, r.mean,
-             r.perplexity);
+  fmt::print(
+      "\nsum logprob  {:.4f} nats\nmean logprob {:.4f} nats per token\nperplexity   {:.4f} "
+      "(exp of minus the mean)\n",
+      r.sum, r.mean, r.perplexity);
 }
 
 }  // namespace

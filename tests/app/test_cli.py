@@ -103,6 +103,13 @@ def check_polish(model, tmp):
        "(default: generation_config.json, else 1.0)" in r.stdout and
        "--max-new-tokens,--max_new_tokens INT" in r.stdout and "else 256)" in r.stdout and
        "--do-sample,--do_sample BOOL" in r.stdout, r.stdout[:300])
+    r = run(["score", "--model", model, "--prompt", "The capital of France is", "--text", " Paris"])
+    j = json.loads(run(["score", "--model", model, "--prompt", "The capital of France is", "--text",
+                        " Paris", "--json"]).stdout)
+    t0 = j["tokens"][0]
+    ok("score labels the logit gap and the units", r.returncode == 0 and
+       "(logit gap +" in r.stdout and "nats per token" in r.stdout and
+       (t0["rank"] == 1 or f"{t0['top']['logit'] - t0['logit']:+.3f}" in r.stdout), r.stdout[-400:])
     golden = os.path.join(ROOT, "examples", "golden.jsonl")
     r = run(["eval", "--model", model, "--golden", golden])
     ok("eval's header names the mode and the fixed seed", r.returncode == 3 and
