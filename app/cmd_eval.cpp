@@ -6,10 +6,12 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
+#include "app/progress.h"
 #include "core/error.h"
 #include "decode/generate.h"
 #include "decode/trace_json.h"
@@ -79,8 +81,18 @@ void run_eval(EvalCli& o) {
     jobs.push_back({prompts[k], config, std::move(go)});
   }
   // Every case generated together (one forward pass per token for the whole golden set).
+  std::size_t budget = 0;
+  for (const auto& job : jobs)
+    budget += static_cast<std::size_t>(decode::max_new_tokens_for(job.config, job.prompt.size()));
+  std::optional<Progress> progress;
+  if (!decode::is_beam(decode::decode_mode(base))) {  // beam search reports no tokens as it goes
+    progress.emplace("eval", budget);
+    for (auto& job : jobs)
+      job.options.on_token = [&progress](int, const decode::TokenChoice&) { progress->advance(); };
+  }
   const auto start = std::chrono::steady_clock::now();
   const std::vector<decode::GenerationRun> runs = decode::generate_batch(source, jobs);
+  progress.reset();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // The decoding every case ran with; a seed only when something is drawn.

@@ -11,13 +11,16 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "app/common.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
+#include "app/progress.h"
 #include "app/prompt.h"
 #include "chat/reasoning.h"
 #include "core/error.h"
@@ -158,8 +161,20 @@ void run_generate_batch(GenerateCli& o) {
     }
     jobs.push_back({ids[i], config, std::move(go)});
   }
+  // Nothing streams in a batch: the progress line counts every prompt's tokens.
+  std::optional<Progress> progress;
+  if (!decode::is_beam(decode::decode_mode(config))) {
+    std::size_t total = 0;
+    for (const auto& prompt : ids)
+      total += static_cast<std::size_t>(decode::max_new_tokens_for(config, prompt.size()) *
+                                        config.num_return_sequences);
+    progress.emplace("generate", total);
+    for (auto& job : jobs)
+      job.options.on_token = [&progress](int, const decode::TokenChoice&) { progress->advance(); };
+  }
   const auto start = std::chrono::steady_clock::now();
   const std::vector<decode::GenerationRun> runs = decode::generate_batch(engine, jobs);
+  progress.reset();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::size_t total_tokens = 0;
@@ -257,8 +272,17 @@ void run_generate(GenerateCli& o) {
       svg_steps.push_back(s);
     };
   }
+  // A progress line when the text is not streaming to the terminal (--json, a redirect).
+  std::optional<Progress> progress;
+  if (isatty(STDOUT_FILENO) != 1 && !decode::is_beam(decode::decode_mode(config))) {
+    const auto total = static_cast<std::size_t>(decode::max_new_tokens_for(config, ids.size())) *
+                       static_cast<std::size_t>(config.num_return_sequences);
+    progress.emplace("generate", total);
+    go.on_token = [&progress](int, const decode::TokenChoice&) { progress->advance(); };
+  }
   const auto start = std::chrono::steady_clock::now();
   const decode::GenerationRun run = decode::generate(source, ids, config, go);
+  progress.reset();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

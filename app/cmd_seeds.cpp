@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
+#include "app/progress.h"
 #include "core/error.h"
 #include "decode/generate.h"
 #include "decode/trace_json.h"
@@ -64,7 +66,17 @@ void run_seeds(SeedsCli& o) {
   }
   std::vector<inspect::SeedRun> runs;
   std::string chain, mode;
-  for (const decode::GenerationRun& run : decode::generate_batch(source, jobs)) {
+  std::optional<Progress> progress;
+  if (!decode::is_beam(decode::decode_mode(config))) {  // beam search reports no tokens as it goes
+    progress.emplace("seeds",
+                     static_cast<std::size_t>(o.n) *
+                         static_cast<std::size_t>(decode::max_new_tokens_for(config, ids.size())));
+    for (auto& job : jobs)
+      job.options.on_token = [&progress](int, const decode::TokenChoice&) { progress->advance(); };
+  }
+  const std::vector<decode::GenerationRun> all = decode::generate_batch(source, jobs);
+  progress.reset();
+  for (const decode::GenerationRun& run : all) {
     chain = run.chain;
     mode = decode::to_string(run.mode);
     const auto& r = run.sequences.front();

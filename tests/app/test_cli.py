@@ -134,6 +134,62 @@ def check_polish(model, tmp):
        '["x","x"]' not in r.stdout and '["x", "x"]' not in r.stdout, r.stdout[-300:])
 
 
+def run_with_tty_stderr(args, env_extra):
+    """Runs the command with stderr on a pseudo-terminal and stdout on a pipe; returns
+    (exit status, stdout, what the terminal received)."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    p = subprocess.Popen([BIN] + args, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL,
+                         env=dict(os.environ, **env_extra))
+    os.close(slave)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            p.kill()
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out = p.stdout.read()
+    p.wait(timeout=60)
+    os.close(master)
+    return p.returncode, out.decode("utf-8", "replace"), seen.decode("utf-8", "replace")
+
+
+def check_progress(model):
+    """Issue 16: a progress line on stderr when it is a terminal (tokens done, tok/s, ETA),
+    erased at the end; nothing of it when stderr is a pipe."""
+    def ok(label, cond, got):
+        print(("ok   " if cond else "FAIL ") + f"{label} -- got: {str(got)[:200]}")
+        if not cond:
+            failures.append(([label], "", 0, str(got)))
+    args = ["generate", "--model", model, "--tokens", "1", "--max-new-tokens", "6", "--seed", "1",
+            "--json"]
+    code, out, tty = run_with_tty_stderr(args, {"LS_PROGRESS_DELAY_MS": "0"})
+    ok("generate --json: a progress line on a terminal stderr", code == 0 and
+       "generate  1/6 tokens · " in tty and "tok/s · ETA " in tty and "6/6 tokens" in tty and
+       "\x1b[K" in tty, repr(tty[-300:]))
+    ok("the progress line never reaches stdout", "tokens ·" not in out and out.count("\n") >= 7,
+       out[-200:])
+    r = run(args, env=dict(os.environ, LS_PROGRESS_DELAY_MS="0"))
+    ok("no progress line when stderr is a pipe", r.returncode == 0 and "tok/s · ETA" not in r.stderr,
+       r.stderr[-200:])
+    code, _, tty = run_with_tty_stderr(["eval", "--model", model, "--golden",
+                                        os.path.join(ROOT, "examples", "golden.jsonl")],
+                                       {"LS_PROGRESS_DELAY_MS": "0"})
+    ok("eval: a progress line", code == 3 and "eval  1/" in tty and "tok/s" in tty, repr(tty[-200:]))
+    code, _, tty = run_with_tty_stderr(["generate", "--model", model, "--tokens", "1",
+                                        "--max-new-tokens", "3", "--json"], {})
+    ok("a quick run shows no progress line (2 s delay)", code == 0 and "tok/s · ETA" not in tty,
+       repr(tty[-200:]))
+
+
 def check_number_overflow(model, tmp):
     """A JSON number past double's range is bad input naming the file, not an internal error."""
     import shutil
@@ -167,6 +223,7 @@ def main():
     check_exit_contract()
     check_number_overflow(model, tmp)
     check_polish(model, tmp)
+    check_progress(model)
     expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
     expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
     expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
