@@ -39,9 +39,24 @@ constexpr const char* kHelp =
     "commands:\n"
     "  /reset               forget the conversation (keeps the settings)\n"
     "  /set NAME VALUE      change a setting, e.g. /set temperature 0.3, /set top-k 20\n"
+    "                       (a list is replaced: /set stop END)\n"
+    "  /add NAME VALUE      add to a list setting, e.g. /add stop \\n\\n\n"
     "  /show                the settings in force and where each came from\n"
-    "  /trace N             show every decoding stage of the next replies (0: off)\n"
+    "  /trace [N]           toggle the stage trace of each reply; N candidates per stage (0: off)\n"
     "  /quit                leave (end of input does too)\n";
+
+// "\n" and "\t" typed in a /set or /add value (a stop string of a newline).
+std::string unescape_chat(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == 't')) {
+      out += s[++i] == 'n' ? '\n' : '\t';
+      continue;
+    }
+    out += s[i];
+  }
+  return out;
+}
 
 // "top-k", "--top-k" or "top_k" -> "top_k"; "stop" -> "stop_strings".
 std::string field_name(std::string name) {
@@ -56,6 +71,12 @@ std::string field_name(std::string name) {
     if (f.flag.substr(2) == flag) return std::string(f.name);
   }
   fail("/set: unknown setting '{}'; try /show for the names", name);
+}
+
+bool is_list_field(const std::string& name) {
+  for (const auto& f : decode::generation_fields())
+    if (f.name == name) return f.repeatable;
+  return false;
 }
 
 void show(const decode::GenerationConfig& config) {
@@ -109,12 +130,23 @@ void run_chat(ChatCli& o) {
           // "/trace" toggles (5 candidates per stage); "/trace N" sets N, 0 turns it off.
           o.trace = rest.empty() ? (o.trace > 0 ? 0 : 5) : std::stoi(rest);
           fmt::print("(trace {})\n", o.trace > 0 ? fmt::format("on, top {}", o.trace) : "off");
-        } else if (cmd == "/set") {
+        } else if (cmd == "/set" || cmd == "/add") {
           const auto sp = rest.find(' ');
-          if (sp == std::string::npos) fail("/set needs NAME VALUE, e.g. /set temperature 0.3");
+          if (sp == std::string::npos)
+            fail("{} needs NAME VALUE, e.g. {}", cmd,
+                 cmd == "/set" ? "/set temperature 0.3" : "/add stop END");
           decode::GenerationConfig next = config;
           const std::string name = field_name(rest.substr(0, sp));
-          decode::set_from_flag(next, name, rest.substr(sp + 1));
+          const bool list = is_list_field(name);
+          if (cmd == "/add" && !list)
+            fail(
+                "/add takes a list setting (stop, eos_token_id, suppress_tokens, ...); {} is one "
+                "value: use /set",
+                name);
+          // set_from_flag appends to a list that flags already set: /set starts it afresh, /add
+          // appends to whatever is in force (the model's, a flag's or an earlier /add's).
+          if (list) next.sources[name] = cmd == "/add" ? "flag" : "default";
+          decode::set_from_flag(next, name, unescape_chat(rest.substr(sp + 1)));
           decode::validate(next);
           config = std::move(next);
           fmt::print("({} = {})\n", name, decode::settings_json(config)[name]["value"].dump());

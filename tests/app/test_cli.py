@@ -132,6 +132,13 @@ def check_polish(model, tmp):
        r.stdout[-300:])
     ok("chat: /set stop twice keeps one stop string", r.stdout.count('["x"]') >= 2 and
        '["x","x"]' not in r.stdout and '["x", "x"]' not in r.stdout, r.stdout[-300:])
+    r = run(["chat", "--model", model, "--max-new-tokens", "1"],
+            input="/set stop x\n/add stop y\n/set stop z\n/add top_k 3\n/add stop \\n\n/quit\n")
+    ok("chat: /add appends to a list, /set replaces it", '(stop_strings = ["x","y"])' in r.stdout
+       and '(stop_strings = ["z"])' in r.stdout and '(stop_strings = ["z","\\n"])' in r.stdout,
+       r.stdout[-400:])
+    ok("chat: /add on a single value says to use /set", "top_k is one value: use /set" in r.stdout +
+       r.stderr, (r.stdout + r.stderr)[-300:])
 
 
 def run_with_tty_stderr(args, env_extra):
