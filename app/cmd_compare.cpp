@@ -79,7 +79,8 @@ void run_compare(CompareCli& o) {
         o.svg, inspect::line_chart_svg(
                    fmt::format("compare: KL(A||B) per position, flips marked (agreement {:.1f}%)",
                                100 * s.agreement_rate),
-                   "prompt / step", labels, {kl}, marks, "KL (nats)", ""));
+                   "prompt / step", labels, {kl}, marks, "KL (nats)", "",
+                   "top-1 flip (A and B choose differently)"));
   }
   if (o.json) {
     nlohmann::ordered_json j;

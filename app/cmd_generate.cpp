@@ -68,7 +68,7 @@ void write_generation_svg(const std::string& path, const std::vector<decode::Ste
     p_chosen.y.push_back(s.chosen_prob);
     p_raw.y.push_back(s.chosen_raw_prob);
     for (auto* se : {&h_raw, &h_final, &p_chosen, &p_raw}) se->notes.push_back("top: " + alts);
-    labels.push_back(token_label(lm, s.chosen, 10));
+    labels.push_back(inspect::svg_token_label(token_label(lm, s.chosen, 10)));
   }
   inspect::write_svg_file(
       path, inspect::line_chart_svg(

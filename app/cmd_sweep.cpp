@@ -71,10 +71,11 @@ void run_sweep(SweepCli& o) {
   if (!o.svg.empty()) {
     std::vector<inspect::SvgPanel> panels;
     for (const auto& cell : steps.front()) {
-      inspect::SvgPanel p{fmt::format("{} · pool {} · H {:.2f}", setting_label(cell.setting),
+      inspect::SvgPanel p{fmt::format("{} · pool {} · H {:.2f} nats", setting_label(cell.setting),
                                       cell.pool, cell.entropy),
                           {}};
-      for (const auto& c : cell.top) p.bars.push_back({token_label(lm, c.id), c.prob});
+      for (const auto& c : cell.top)
+        p.bars.push_back({inspect::svg_token_label(token_label(lm, c.id)), c.prob});
       panels.push_back(std::move(p));
     }
     inspect::write_svg_file(

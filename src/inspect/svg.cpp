@@ -58,7 +58,42 @@ double finite_or_zero(double v) {
   return std::isfinite(v) ? v : 0.0;
 }
 
+// A tick value printed as written by hand: 0.0002, 5e-05, 1.5, 20.
+std::string tick_text(double v) {
+  if (v == 0) return "0";
+  return fmt::format("{:.4g}", v);
+}
+
 }  // namespace
+
+std::string svg_token_label(const std::string& text) {
+  std::string out = "\u2068";  // FIRST STRONG ISOLATE
+  for (const char c : text) {
+    if (c == ' ')
+      out += "\u2423";  // OPEN BOX
+    else
+      out += c;
+  }
+  return out + "\u2069";  // POP DIRECTIONAL ISOLATE
+}
+
+std::vector<double> nice_ticks(double hi) {
+  if (!(hi > 0) || !std::isfinite(hi)) hi = 1;
+  const double raw = hi / 4;  // at least 4 intervals
+  const int k = static_cast<int>(std::floor(std::log10(raw)));
+  // step = m x 10^k; each tick i * m x 10^k computed as an integer over (or times) an exact power
+  // of ten, so that 0.6 is the double nearest 0.6 (3 * 0.2 would not be).
+  const double pow10 = std::pow(10.0, std::abs(k));
+  const auto value = [&](double units) { return k < 0 ? units / pow10 : units * pow10; };
+  double m = 1;
+  for (const double c : {1.0, 2.0, 5.0, 10.0})
+    if (value(c) <= raw * 1.0000001) m = c;
+  // step <= hi / 4 < 2.5 step, so ceil(hi / step) is 4 to 10 intervals.
+  const auto intervals = static_cast<int>(std::ceil(hi / value(m) - 1e-9));
+  std::vector<double> ticks;
+  for (int i = 0; i <= intervals; ++i) ticks.push_back(value(m * i));
+  return ticks;
+}
 
 std::string bar_panels_svg(const std::string& title, const std::vector<SvgPanel>& panels) {
   const double panel_w = 330, bar_h = 16, label_w = 120, bar_w = 150;
@@ -98,7 +133,8 @@ std::string bar_panels_svg(const std::string& title, const std::vector<SvgPanel>
 std::string line_chart_svg(const std::string& title, const std::string& x_label,
                            const std::vector<std::string>& x_labels,
                            const std::vector<SvgSeries>& series, const std::vector<SvgMark>& marks,
-                           const std::string& left_label, const std::string& right_label) {
+                           const std::string& left_label, const std::string& right_label,
+                           const std::string& marks_legend) {
   std::size_t n = 1;
   for (const auto& se : series) n = std::max(n, se.y.size());
   const double left = 90, right = 80, plot_h = 260;
@@ -107,8 +143,11 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   plot_w = std::max(plot_w, 7.5 * static_cast<double>(title.size()) - left - right);
   std::vector<std::pair<double, double>> legend_at;
   double lx = left, ly = 34;
-  for (const auto& se : series) {
-    const double item = 24 + 7.0 * static_cast<double>(se.name.size());
+  std::vector<std::string> legend_names;
+  for (const auto& se : series) legend_names.push_back(se.name);
+  if (!marks.empty()) legend_names.push_back(marks_legend);
+  for (const auto& name : legend_names) {
+    const double item = 24 + 7.0 * static_cast<double>(name.size());
     if (lx + item > left + plot_w && lx > left) {
       lx = left;
       ly += 16;
@@ -118,14 +157,15 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   }
   const double top = ly + 24;
   const double w = left + plot_w + right, h = top + plot_h + 110;
-  auto range = [&](bool right_axis) {
+  auto ticks = [&](bool right_axis) {
     double hi = 0;
     for (const auto& se : series)
       if (se.right_axis == right_axis)
         for (double v : se.y) hi = std::max(hi, finite_or_zero(v));
-    return hi > 0 ? hi * 1.05 : 1.0;
+    return nice_ticks(hi);
   };
-  const double hi_l = range(false), hi_r = range(true);
+  const std::vector<double> ticks_l = ticks(false), ticks_r = ticks(true);
+  const double hi_l = ticks_l.back(), hi_r = ticks_r.back();
   auto px = [&](std::size_t i) {
     return left +
            (n > 1 ? plot_w * static_cast<double>(i) / static_cast<double>(n - 1) : plot_w / 2);
@@ -137,15 +177,14 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
   s += fmt::format(
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>\n", left,
       top, plot_w, plot_h);
-  for (int t = 0; t <= 4; ++t) {
-    const double y = top + plot_h - plot_h * t / 4.0;
-    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{:.3g}</text>", left - 4,
-                     y + 4, hi_l * t / 4.0);
-    if (!right_label.empty())
-      s += fmt::format("<text x=\"{}\" y=\"{:.1f}\">{:.3g}</text>", left + plot_w + 4, y + 4,
-                       hi_r * t / 4.0);
-    s += "\n";
-  }
+  for (const double v : ticks_l)
+    s += fmt::format(
+        "<text class=\"tick-left\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 4,
+        py(v, false) + 4, tick_text(v));
+  if (!right_label.empty())
+    for (const double v : ticks_r)
+      s += fmt::format("<text class=\"tick-right\" x=\"{}\" y=\"{:.1f}\">{}</text>\n",
+                       left + plot_w + 4, py(v, true) + 4, tick_text(v));
   s += fmt::format(
       "<text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">{}</text>\n",
       top + plot_h / 2, top + plot_h / 2, esc(left_label));
@@ -193,6 +232,14 @@ std::string line_chart_svg(const std::string& title, const std::string& x_label,
         "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
         "<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n",
         lgx, lgy - 9, esc(se.color), lgx + 14, lgy, esc(se.name));
+  }
+  if (!marks.empty()) {
+    const auto [lgx, lgy] = legend_at.back();
+    s += fmt::format(
+        "<line x1=\"{0:.0f}\" x2=\"{0:.0f}\" y1=\"{1:.0f}\" y2=\"{2:.0f}\" stroke=\"#d62728\" "
+        "stroke-dasharray=\"3,2\"/><text class=\"legend-marks\" x=\"{3:.0f}\" "
+        "y=\"{2:.0f}\">{4}</text>\n",
+        lgx + 5, lgy - 10, lgy, lgx + 14, esc(marks_legend));
   }
   s += "</svg>\n";
   return s;

@@ -36,11 +36,21 @@ struct SvgMark {
 };
 
 // A line chart over x = 0..n-1 (x_labels name the points; may be empty). Marks are drawn as red
-// vertical lines with a tooltip, grouped in <g class="marks">.
+// vertical lines with a tooltip, grouped in <g class="marks">, with `marks_legend` as their
+// legend entry. Axes run from 0 to a round value, ticked at round steps (1, 2 or 5 x 10^k).
 std::string line_chart_svg(const std::string& title, const std::string& x_label,
                            const std::vector<std::string>& x_labels,
                            const std::vector<SvgSeries>& series, const std::vector<SvgMark>& marks,
-                           const std::string& left_label, const std::string& right_label);
+                           const std::string& left_label, const std::string& right_label,
+                           const std::string& marks_legend = "marked points");
+
+// A token's text as a chart label: spaces shown as '␣' (SVG collapses and trims them, so
+// " Fahr" would read "Fahr"), isolated in its own direction (FSI ... PDI) so that an Arabic or
+// Hebrew token neither reorders nor is reordered by the text around it.
+std::string svg_token_label(const std::string& text);
+
+// Round tick values from 0 covering [0, hi]: a step of 1, 2 or 5 x 10^k, 4 to 10 intervals.
+std::vector<double> nice_ticks(double hi);
 
 // Writes `text` to `path`; throws naming the flag and path on failure.
 void write_svg_file(const std::string& path, const std::string& text, const char* flag = "--svg");

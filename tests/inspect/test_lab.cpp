@@ -149,5 +149,32 @@ TEST(Svg, EscapesTextAndCarriesValues) {
   EXPECT_NE(l.find("class=\"mark\" data-x=\"1\""), std::string::npos);
 }
 
+TEST(Svg, TicksAreRoundAndCoverTheRange) {
+  EXPECT_EQ(nice_ticks(0.000318),
+            (std::vector<double>{0, 5e-05, 0.0001, 0.00015, 0.0002, 0.00025, 0.0003, 0.00035}));
+  EXPECT_EQ(nice_ticks(1.0), (std::vector<double>{0, 0.2, 0.4, 0.6, 0.8, 1.0}));
+  EXPECT_EQ(nice_ticks(7.3).back(), 8.0);
+  EXPECT_EQ(nice_ticks(0).back(), 1.0);  // nothing to show: a unit axis
+  for (const double hi : {1e-7, 0.0033, 0.99, 1.0, 4.2, 11.5, 987.0}) {
+    const std::vector<double> t = nice_ticks(hi);
+    EXPECT_GE(t.back(), hi) << hi;
+    EXPECT_GE(t.size(), 5u) << hi;
+    EXPECT_LE(t.size(), 11u) << hi;
+  }
+}
+
+TEST(Svg, TokenLabelsShowSpacesAndIsolateTheirDirection) {
+  EXPECT_EQ(svg_token_label(" Fahr"), "\u2068\u2423Fahr\u2069");
+  EXPECT_EQ(svg_token_label("\u0645\u0631\u062d\u0628\u0627 x"),
+            "\u2068\u0645\u0631\u062d\u0628\u0627\u2423x\u2069");
+  const std::string l =
+      line_chart_svg("t", "x", {"a", "b"}, {{"kl", {0.0, 0.000318}, "red", false, {}}},
+                     {{1, "flip"}}, "y", "", "top-1 flip");
+  EXPECT_NE(l.find(">5e-05</text>"), std::string::npos);
+  EXPECT_EQ(l.find("0.000318</text>"), std::string::npos);
+  EXPECT_NE(l.find("class=\"legend-marks\" x=\""), std::string::npos);
+  EXPECT_NE(l.find(">top-1 flip</text>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ls::inspect
