@@ -22,6 +22,9 @@ void add_seeds_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+// `completion bash` and the root's --help-all; both read the whole command tree, so they are
+// added last.
+void add_completion_command(CLI::App& app);
 
 // The exit-status contract (README, --help): 0 success, 1 bad input or a model problem, 2 a
 // usage error (a flag that does not parse), 3 a lab threshold not met, 4 an internal error.

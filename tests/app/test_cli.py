@@ -197,6 +197,37 @@ def check_progress(model):
        repr(tty[-200:]))
 
 
+def check_completion():
+    """Issue 16: `completion bash` completes commands and each command's flags (driven through
+    bash itself), and --help-all prints every command's help."""
+    def ok(label, cond, got):
+        print(("ok   " if cond else "FAIL ") + f"{label} -- got: {str(got)[:200]}")
+        if not cond:
+            failures.append(([label], "", 0, str(got)))
+    script = run(["completion", "bash"]).stdout
+
+    def complete(*words):
+        words_text = " ".join(f"'{w}'" for w in ("logitscope",) + words)
+        r = subprocess.run(["bash", "-c", script + f"\nCOMP_WORDS=({words_text}); "
+                            f"COMP_CWORD={len(words)}; _logitscope; echo \"${{COMPREPLY[*]}}\""],
+                           capture_output=True, text=True, timeout=30)
+        return r.stdout.split()
+    ok("completion: a command", complete("gen") == ["generate"], complete("gen"))
+    got = complete("generate", "--top")
+    ok("completion: a command's flags", {"--top", "--top-k", "--top_k", "--top-p", "--top_p"} <=
+       set(got) and "--model-b" not in got, got)
+    ok("completion: a file name position gives no words (bash completes files)",
+       complete("next", "--model", "") == [], complete("next", "--model", ""))
+    r = run(["completion", "zsh"])
+    ok("completion zsh is refused naming bash", r.returncode == 1 and "only bash" in r.stderr,
+       r.stderr.strip())
+    r = run(["--help-all"])
+    names = ["synth", "next", "generate", "score", "chat", "serve", "replay", "eval", "completion"]
+    ok("--help-all prints every command's help", r.returncode == 0 and
+       all(f"──── logitscope {n} ────" in r.stdout for n in names) and "--top-p" in r.stdout,
+       r.stdout[:200])
+
+
 def check_number_overflow(model, tmp):
     """A JSON number past double's range is bad input naming the file, not an internal error."""
     import shutil
@@ -231,6 +262,7 @@ def main():
     check_number_overflow(model, tmp)
     check_polish(model, tmp)
     check_progress(model)
+    check_completion()
     expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
     expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
     expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
