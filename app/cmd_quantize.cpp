@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "app/commands.h"
+#include "app/progress.h"
 #include "core/error.h"
 #include "model/gguf_quantize.h"
 
@@ -53,7 +55,13 @@ void add_quantize_command(CLI::App& app) {
       fail("--type {}: not available in this build (the quantization kernels are missing)",
            o->type);
     const auto t0 = std::chrono::steady_clock::now();
+    std::optional<Progress> progress;
+    o->q.on_tensor = [&progress](std::size_t done, std::size_t total) {
+      if (!progress) progress.emplace("quantize", total, "tensors");
+      progress->advance(done - progress->done());
+    };
     const QuantizeResult r = quantize_to_gguf(o->q);
+    progress.reset();
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Fallbacks grouped by (type, row length) so a 24-layer model gives a few lines, not 100.

@@ -5,8 +5,10 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "app/commands.h"
+#include "app/progress.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "model/synth.h"
@@ -68,7 +70,13 @@ void add_synth_command(CLI::App& app) {
           o->s.tokenizer_from);
     if (!o->template_file.empty()) o->s.chat_template = read_text_file(o->template_file);
     const auto t0 = std::chrono::steady_clock::now();
+    std::optional<Progress> progress;
+    o->s.on_tensor = [&progress](std::size_t done, std::size_t total) {
+      if (!progress) progress.emplace("synth", total, "tensors");
+      progress->advance(done - progress->done());
+    };
     synthesize_model(o->s);
+    progress.reset();
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("wrote {} ({}, {}, seed {}) in {:.1f} s\n", o->s.out_dir, o->s.shape, o->dtype,

@@ -19,6 +19,7 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
 
   void advance(std::size_t n = 1);
+  std::size_t done() const { return done_; }
 
  private:
   using Clock = std::chrono::steady_clock;

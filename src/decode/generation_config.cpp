@@ -90,13 +90,12 @@ std::vector<std::string> to_strings(const json& j, const std::string& origin) {
 template <typename T>
 Field scalar(GenerationField info, Kind kind, T GenerationConfig::*member) {
   return {info, kind,
-          [member, kind](GenerationConfig& c, const json& j, const std::string& o) {
+          [member](GenerationConfig& c, const json& j, const std::string& o) {
             if constexpr (std::is_same_v<T, bool>) {
               c.*member = to_bool(j, o);
             } else if constexpr (std::is_same_v<T, double>) {
               c.*member = to_f64(j, o);
             } else {
-              (void)kind;
               c.*member = static_cast<T>(to_i32(j, o));
             }
           },

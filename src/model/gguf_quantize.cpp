@@ -320,11 +320,15 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
   std::vector<std::uint8_t> out;
   w.write(o.out, [&](std::size_t i, const ByteSink& sink) {
     const Job& j = jobs[i];
+    const auto written = [&] {
+      if (o.on_tensor) o.on_tensor(i + 1, jobs.size());
+    };
     const std::int64_t cols = j.src->shape.back();
     const std::int64_t rows = j.src->numel() / cols;
     if (j.src->dtype == j.type) {  // same type: the bytes as they are
       sink({j.src->data, j.src->nbytes()});
       result.bytes += j.src->nbytes();
+      written();
       return;
     }
     const std::size_t in_row = dtype_bytes(j.src->dtype, cols);
@@ -344,6 +348,7 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
       sink(out);
       result.bytes += out.size();
     }
+    written();
   });
   result.tensors = jobs.size();
   return result;

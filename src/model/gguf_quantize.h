@@ -18,6 +18,8 @@ struct QuantizeOptions {
   DType type = DType::Q8_0;
   std::string out;   // the .gguf to write
   std::string name;  // general.name; "" = the directory's name
+  // Called after each tensor is written, with the count done and the total (a progress line).
+  std::function<void(std::size_t done, std::size_t total)> on_tensor;
 };
 
 // The type a tensor is stored in for a requested type. 1-D tensors (norms, biases) are F32.

@@ -303,6 +303,7 @@ void synthesize_model(const SynthOptions& o) {
                         sink({bytes.data(), nb});
                         remaining -= n;
                       }
+                      if (o.on_tensor) o.on_tensor(i + 1, specs.size());
                     },
                     {{"format", "pt"}, {"generator", "logitscope synth"}});
   if (!o.tokenizer_from.empty()) write_tokenizer(o, qwen3);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,8 @@ struct SynthOptions {
   std::string chat_template;   // template text; "" = the built-in Qwen2.5 Instruct template
                                // (Qwen3 shapes: the tokenizer_from folder's own template)
   std::string out_dir;
+  // Called after each tensor is written, with the count done and the total (a progress line).
+  std::function<void(std::size_t done, std::size_t total)> on_tensor;
 };
 
 std::vector<std::string> synth_shape_names();

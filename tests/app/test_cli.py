@@ -191,6 +191,15 @@ def check_progress(model):
                                         os.path.join(ROOT, "examples", "golden.jsonl")],
                                        {"LS_PROGRESS_DELAY_MS": "0"})
     ok("eval: a progress line", code == 3 and "eval  1/" in tty and "tok/s" in tty, repr(tty[-200:]))
+    out_dir = os.path.join(os.path.dirname(model), "progress_synth")
+    code, _, tty = run_with_tty_stderr(["synth", "--shape", "tiny", "--no-tokenizer", "--out",
+                                        out_dir], {"LS_PROGRESS_DELAY_MS": "0"})
+    ok("synth: a progress line in tensors", code == 0 and "synth  1/" in tty and " tensors · " in tty,
+       repr(tty[-200:]))
+    code, _, tty = run_with_tty_stderr(["quantize", "--model", model, "--type", "q8_0", "--out",
+                                        out_dir + ".gguf"], {"LS_PROGRESS_DELAY_MS": "0"})
+    ok("quantize: a progress line in tensors", code == 0 and "quantize  1/" in tty and
+       " tensors · " in tty, repr(tty[-200:]))
     code, _, tty = run_with_tty_stderr(["generate", "--model", model, "--tokens", "1",
                                         "--max-new-tokens", "3", "--json"], {})
     ok("a quick run shows no progress line (2 s delay)", code == 0 and "tok/s · ETA" not in tty,
