@@ -18,6 +18,12 @@ def run(args, **kw):
     return subprocess.run([BIN] + args, capture_output=True, text=True, timeout=120, **kw)
 
 
+def ok(label, cond, got):
+    print(("ok   " if cond else "FAIL ") + f"{label} -- got: {str(got)[:200]}")
+    if not cond:
+        failures.append(([label], "", 0, str(got)))
+
+
 def expect_error(args, needle):
     r = run(args)
     ok = r.returncode == 1 and needle in r.stderr and "logitscope: error:" in r.stderr
@@ -59,10 +65,6 @@ def check_polish(model, tmp):
     """Issue 16: GenerationConfig names as aliases, the closest flag suggested, a GGUF alone
     serves tokenize and template, no seed printed for greedy runs, chat's /trace toggles and
     /set stop keeps one copy."""
-    def ok(label, cond, got):
-        print(("ok   " if cond else "FAIL ") + f"{label} -- got: {str(got)[:200]}")
-        if not cond:
-            failures.append(([label], "", 0, str(got)))
     r = run(["generate", "--model", model, "--tokens", "1", "--max_new_tokens", "2",
              "--do_sample", "false"])
     ok("--max_new_tokens and --do_sample are accepted", r.returncode == 0 and "2 tokens" in r.stderr
@@ -172,10 +174,6 @@ def run_with_tty_stderr(args, env_extra):
 def check_progress(model):
     """Issue 16: a progress line on stderr when it is a terminal (tokens done, tok/s, ETA),
     erased at the end; nothing of it when stderr is a pipe."""
-    def ok(label, cond, got):
-        print(("ok   " if cond else "FAIL ") + f"{label} -- got: {str(got)[:200]}")
-        if not cond:
-            failures.append(([label], "", 0, str(got)))
     args = ["generate", "--model", model, "--tokens", "1", "--max-new-tokens", "6", "--seed", "1",
             "--json"]
     code, out, tty = run_with_tty_stderr(args, {"LS_PROGRESS_DELAY_MS": "0"})
@@ -209,10 +207,6 @@ def check_progress(model):
 def check_completion():
     """Issue 16: `completion bash` completes commands and each command's flags (driven through
     bash itself), and --help-all prints every command's help."""
-    def ok(label, cond, got):
-        print(("ok   " if cond else "FAIL ") + f"{label} -- got: {str(got)[:200]}")
-        if not cond:
-            failures.append(([label], "", 0, str(got)))
     script = run(["completion", "bash"]).stdout
 
     def complete(*words):
