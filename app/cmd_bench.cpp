@@ -9,9 +9,11 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/progress.h"
 #include "core/error.h"
 #include "engine/engine.h"
 #include "inspect/distribution.h"
@@ -92,11 +94,15 @@ void run_bench(const BenchOptions& o) {
   const double prefill_s = seconds_since(t0);
 
   t0 = std::chrono::steady_clock::now();
+  std::optional<Progress> progress(std::in_place, "bench decode",
+                                   static_cast<std::size_t>(o.gen_tokens));
   for (int i = 0; i < o.gen_tokens; ++i) {
     const std::int32_t next = top_ids(logits, 1)[0];
     logits = engine.feed(0, std::span(&next, 1));
+    progress->advance();
   }
   const double decode_s = seconds_since(t0);
+  progress.reset();
 
   const double peak_rss_mib = peak_rss_mib_now();
   const std::size_t per_token = weight_bytes_per_token(*model);

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/lab_common.h"
+#include "app/progress.h"
 #include "core/error.h"
 #include "engine/engine.h"
 #include "inspect/compare.h"
@@ -49,8 +51,12 @@ void run_compare(CompareCli& o) {
   for (const auto& p : file) prompts.push_back(file_prompt_tokens(p, how, a));
   ThreadPool pool(o.model.threads);
   engine::Engine engine_a(a.model(), pool), engine_b(b.model(), pool);
+  std::optional<Progress> progress(std::in_place, "compare", static_cast<std::size_t>(o.steps),
+                                   "steps");
+  ProgressSource counted_a(engine_a, *progress);
   const inspect::ModelComparison run =
-      inspect::compare_models(engine_a, engine_b, prompts, o.steps, !o.dump_logits.empty());
+      inspect::compare_models(counted_a, engine_b, prompts, o.steps, !o.dump_logits.empty());
+  progress.reset();
   const auto& positions = run.positions;
   const auto& continuations = run.continuations;
   const auto& rows_a = run.rows_a;

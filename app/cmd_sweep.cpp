@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "app/commands.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
+#include "app/progress.h"
 #include "core/error.h"
 #include "engine/engine.h"
 #include "inspect/svg.h"
@@ -61,8 +63,12 @@ void run_sweep(SweepCli& o) {
   ThreadPool pool(o.model.threads);
   engine::Engine engine(lm.model(), pool);
   const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
+  std::optional<Progress> progress(std::in_place, "sweep", static_cast<std::size_t>(o.steps),
+                                   "steps");
+  ProgressSource counted(engine, *progress);
   const inspect::SweepRun run =
-      inspect::sweep_run(engine, prompt, configs, o.steps, o.top, base.eos_token_id);
+      inspect::sweep_run(counted, prompt, configs, o.steps, o.top, base.eos_token_id);
+  progress.reset();
   const auto& steps = run.steps;
   const auto& greedy = run.greedy;
   const auto& rows = run.rows;

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <string>
 
+#include "decode/logits_source.h"
+
 namespace ls::app {
 
 class Progress {
@@ -31,6 +33,27 @@ class Progress {
   bool drawn_ = false;
   Clock::time_point start_, last_draw_;
   std::chrono::milliseconds delay_;
+};
+
+// A logits source that advances a progress line by one for every step (forward pass) it passes
+// on: compare and sweep step their sources once per position.
+class ProgressSource final : public decode::LogitsSource {
+ public:
+  ProgressSource(decode::LogitsSource& inner, Progress& progress)
+      : inner_(inner), progress_(progress) {}
+  std::int32_t vocab_size() const override { return inner_.vocab_size(); }
+  std::int32_t context_limit() const override { return inner_.context_limit(); }
+  std::vector<std::span<const float>> step(std::span<const decode::Feed> feeds) override {
+    auto scores = inner_.step(feeds);
+    progress_.advance();
+    return scores;
+  }
+  void fork(int from_seq, int to_seq) override { inner_.fork(from_seq, to_seq); }
+  void release(int seq) override { inner_.release(seq); }
+
+ private:
+  decode::LogitsSource& inner_;
+  Progress& progress_;
 };
 
 }  // namespace ls::app

@@ -198,6 +198,18 @@ def check_progress(model):
                                         out_dir + ".gguf"], {"LS_PROGRESS_DELAY_MS": "0"})
     ok("quantize: a progress line in tensors", code == 0 and "quantize  1/" in tty and
        " tensors · " in tty, repr(tty[-200:]))
+    for label, args in (
+            ("compare", ["compare", "--model", model, "--model-b", out_dir + ".gguf", "--prompts",
+                         os.path.join(ROOT, "examples", "prompts.txt"), "--steps", "3"]),
+            ("sweep", ["sweep", "--model", model, "--prompt", "Hi", "--temperature", "0.5,1",
+                       "--steps", "3"])):
+        code, _, tty = run_with_tty_stderr(args, {"LS_PROGRESS_DELAY_MS": "0"})
+        ok(f"{label}: a progress line in steps", code == 0 and f"{label}  1/3 steps" in tty and
+           f"{label}  3/3 steps" in tty, repr(tty[-200:]))
+    code, _, tty = run_with_tty_stderr(["bench", "--model", model, "--gen-tokens", "4",
+                                        "--prompt-tokens", "8"], {"LS_PROGRESS_DELAY_MS": "0"})
+    ok("bench: a progress line while decoding", code == 0 and "bench decode  4/4 tokens" in tty,
+       repr(tty[-200:]))
     code, _, tty = run_with_tty_stderr(["generate", "--model", model, "--tokens", "1",
                                         "--max-new-tokens", "3", "--json"], {})
     ok("a quick run shows no progress line (2 s delay)", code == 0 and "tok/s · ETA" not in tty,
