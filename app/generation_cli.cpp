@@ -53,6 +53,13 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
       if (name == "do_sample" || name == "remove_invalid_values") opt->expected(0, 1);
     }
     opt->type_name(field.type);
+    // A value that does not parse as the field's type is a usage error (exit 2), caught while
+    // the command line is parsed, like any other flag's.
+    opt->check(CLI::Validator(
+        [name](std::string& value) {
+          return value.empty() ? std::string() : decode::flag_value_error(name, value);
+        },
+        ""));
     f.options[name] = opt;
   }
   cmd.add_option("--ban-word", f.ban_words,

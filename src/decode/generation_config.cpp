@@ -492,6 +492,24 @@ void load_generation_config(GenerationConfig& config, const std::string& path) {
   apply_generation_json(config, j, path);
 }
 
+std::string flag_value_error(std::string_view field, std::string_view text) {
+  const Field* f = find_field(field);
+  if (!f) return fmt::format("unknown generation setting '{}'", field);
+  const bool scalar = f->kind == Kind::i32 || f->kind == Kind::u64 || f->kind == Kind::f64 ||
+                      f->kind == Kind::boolean || f->kind == Kind::early;
+  try {
+    if (scalar)
+      for (const std::string& item : split(text, ',')) (void)parse_flag_value(f->kind, item, "");
+    else
+      (void)parse_flag_value(f->kind, text, "");
+  } catch (const Error& e) {
+    std::string_view m = e.what();
+    if (m.starts_with(": ")) m.remove_prefix(2);  // the origin is the flag CLI11 names
+    return std::string(m);
+  }
+  return "";
+}
+
 void set_from_flag(GenerationConfig& config, std::string_view field, std::string_view value) {
   const Field* f = find_field(field);
   if (!f) fail("unknown generation setting '{}'", field);

@@ -91,6 +91,11 @@ std::span<const GenerationField> generation_fields();
 void apply_generation_json(GenerationConfig& config, const nlohmann::json& j,
                            const std::string& label);
 void load_generation_config(GenerationConfig& config, const std::string& path);
+// "" when `text` parses as a value of `field` (an integer, a number, true/false, token ids,
+// ...), else what is wrong with it ("expected an integer, got 'abc'"): the flag parser's check.
+// For single-number and boolean fields each comma-separated item is checked (sweep takes lists
+// of them: --temperature 0.2,0.7).
+std::string flag_value_error(std::string_view field, std::string_view text);
 // Sets one field from a flag's text, e.g. ("top_p", "0.9"); list fields append on repetition.
 void set_from_flag(GenerationConfig& config, std::string_view field, std::string_view value);
 

@@ -45,6 +45,10 @@ def check_exit_contract():
     expect_usage_error(["next", "--tokens", "1", "--model", "m", "--no-such-flag"], "--no-such-flag")
     expect_usage_error(["next", "--top", "abc", "--tokens", "1"], "--top")
     expect_usage_error(["serve", "--port", "70000"], "--port")
+    expect_usage_error(["generate", "--tokens", "1", "--model", "m", "--top-k", "abc"],
+                       "--top-k: expected an integer, got 'abc'")
+    expect_usage_error(["generate", "--tokens", "1", "--model", "m", "--do_sample", "maybe"],
+                       "expected true or false, got 'maybe'")
     expect_usage_error(["frobnicate"], "unknown command 'frobnicate'")
     expect_usage_error([], "subcommand")
     for args in (["--help"], ["next", "--help"], ["--version"]):

@@ -85,7 +85,7 @@ def main():
                    "--top-k", "3").stdout
         check("top candidates" in text and "kept@T" in text, "readable table")
         bad = run(exe, "sweep", "--model", model, "--prompt", "Hi", "--temperature", "0.5,x",
-                  expect=1)
+                  expect=2)  # a value that does not parse: a usage error
         check("--temperature" in bad.stderr, f"bad list names the flag: {bad.stderr}")
         bad = run(exe, "sweep", "--model", model, "--prompt", "Hi", "--top-p", "1.5", expect=1)
         check("--top-p" in bad.stderr, f"out-of-range value names the flag: {bad.stderr}")
