@@ -35,9 +35,11 @@ const nlohmann::ordered_json& context() {
 ls::chat::RenderLimits limits() {
   ls::chat::RenderLimits l;
   l.max_output_bytes = 64 << 10;
-  l.max_loop_iterations = 10'000;
+  // Small budgets: a mutated loop runs into them at once, so each input costs ~1 ms, not ~40
+  // (the limits' own checks are what is tested; tests/chat covers the default values).
+  l.max_loop_iterations = 1'000;
   l.max_recursion_depth = 30;
-  l.max_operations = 200'000;
+  l.max_operations = 20'000;
   return l;
 }
 
