@@ -18,7 +18,9 @@
 #include "engine/engine.h"
 #include "inspect/distribution.h"
 #include "kernels/bandwidth.h"
+#include "kernels/cpu_info.h"
 #include "kernels/dot.h"
+#include "kernels/quant.h"
 #include "model/model.h"
 
 namespace ls::app {
@@ -116,7 +118,10 @@ void run_bench(const BenchOptions& o) {
     nlohmann::ordered_json j = {{"model", model->path()},
                                 {"weights", model->weight_dtype()},
                                 {"threads", pool.size()},
+                                {"cpu", kernels::cpu_model_name()},
+                                {"cpu_features", kernels::cpu_features()},
                                 {"simd", kernels::simd_target_name()},
+                                {"quant_kernels", kernels::quant_simd_name()},
                                 {"prompt_tokens", o.prompt_tokens},
                                 {"gen_tokens", o.gen_tokens},
                                 {"prefill_tokens_per_s", prefill_tps},
@@ -134,10 +139,15 @@ void run_bench(const BenchOptions& o) {
   }
   fmt::print("model            {} ({} weights, {:.0f} MiB)\n", model->path(), model->weight_dtype(),
              file_mib);
+  std::string features;
+  for (const std::string& f : kernels::cpu_features())
+    features += (features.empty() ? "" : " ") + f;
+  fmt::print("cpu              {} ({})\n", kernels::cpu_model_name(), features);
   fmt::print(
-      "machine          {} threads, SIMD {}, read bandwidth {:.1f} GB/s (probe: {} MiB, best of "
-      "{})\n",
-      pool.size(), kernels::simd_target_name(), bw.gb_per_s, bw.bytes >> 20, bw.passes);
+      "machine          {} threads, SIMD {} (quantized: {}), read bandwidth {:.1f} GB/s (probe: {} "
+      "MiB, best of {})\n",
+      pool.size(), kernels::simd_target_name(), kernels::quant_simd_name(), bw.gb_per_s,
+      bw.bytes >> 20, bw.passes);
   fmt::print("prefill          {} tokens in {:.3f} s = {:.1f} tokens/s\n", o.prompt_tokens,
              prefill_s, prefill_tps);
   fmt::print("decode           {} tokens in {:.3f} s = {:.2f} tokens/s\n", o.gen_tokens, decode_s,

@@ -247,6 +247,27 @@ def check_completion():
        r.stdout[:200])
 
 
+def check_bench_cpu(model):
+    """bench names the CPU and the kernel features it detected; /proc/cpuinfo is the oracle."""
+    r = run(["bench", "--model", model, "--gen-tokens", "2", "--prompt-tokens", "4", "--json"])
+    j = json.loads(r.stdout)
+    info = open("/proc/cpuinfo", encoding="utf-8").read()
+    name = next((l.split(":", 1)[1].strip() for l in info.splitlines() if l.startswith("model name")),
+                "unknown CPU")
+    flags = set(next((l.split(":", 1)[1].split() for l in info.splitlines()
+                      if l.startswith("flags")), []))
+    linux = {"avx2": "avx2", "fma": "fma", "f16c": "f16c", "avx512f": "avx512f",
+             "avx512bw": "avx512bw", "avx512vl": "avx512vl", "avx512vnni": "avx512_vnni",
+             "avx512bf16": "avx512_bf16", "avx512fp16": "avx512_fp16", "amx-tile": "amx_tile",
+             "amx-int8": "amx_int8", "amx-bf16": "amx_bf16"}
+    want = [ours for ours, theirs in linux.items() if theirs in flags]
+    ok("bench --json names the CPU as /proc/cpuinfo does", j.get("cpu") == name, j.get("cpu"))
+    ok("bench --json lists the CPU's features as /proc/cpuinfo does", j.get("cpu_features") == want,
+       (j.get("cpu_features"), want))
+    r = run(["bench", "--model", model, "--gen-tokens", "2", "--prompt-tokens", "4"])
+    ok("bench's text names the CPU", f"cpu              {name} (" in r.stdout, r.stdout[:300])
+
+
 def check_number_overflow(model, tmp):
     """A JSON number past double's range is bad input naming the file, not an internal error."""
     import shutil
@@ -282,6 +303,7 @@ def main():
     check_polish(model, tmp)
     check_progress(model)
     check_completion()
+    check_bench_cpu(model)
     expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
     expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
     expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
