@@ -4,13 +4,16 @@
 // own top choice; then the sum, the mean and the perplexity.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/progress.h"
 #include "app/prompt.h"
 #include "core/error.h"
 #include "decode/score.h"
@@ -49,14 +52,22 @@ void run_score(ScoreCli& o) {
   engine::Engine engine(lm.model(), pool);
   // Row i must be the logits at the position before cont[i]: the last prompt row, then the
   // rows of every continuation token but the last.
+  // The continuation goes in chunks, for the progress line of a long text; chunking changes no
+  // logit (each is computed the same way whatever the chunk).
+  constexpr std::size_t kChunk = 256;
+  std::optional<Progress> progress(std::in_place, "score", ids.size() + cont.size() - 1);
   std::vector<float> rows;
   const auto last = engine.feed(0, ids);
   rows.assign(last.begin(), last.end());
-  if (cont.size() > 1) {
-    const auto more = engine.feed(0, std::span<const std::int32_t>(cont).first(cont.size() - 1),
+  progress->advance(ids.size());
+  for (std::size_t at = 0; at + 1 < cont.size(); at += kChunk) {
+    const std::size_t n = std::min(kChunk, cont.size() - 1 - at);
+    const auto more = engine.feed(0, std::span<const std::int32_t>(cont).subspan(at, n),
                                   /*all_positions=*/true);
     rows.insert(rows.end(), more.begin(), more.end());
+    progress->advance(n);
   }
+  progress.reset();
   const decode::ScoreResult r = decode::score_rows(rows, static_cast<std::int32_t>(V), cont);
 
   if (o.json) {

@@ -116,6 +116,21 @@ def check_polish(model, tmp):
     ok("score labels the logit gap and the units", r.returncode == 0 and
        "(logit gap +" in r.stdout and "nats per token" in r.stdout and
        (t0["rank"] == 1 or f"{t0['top']['logit'] - t0['logit']:+.3f}" in r.stdout), r.stdout[-400:])
+    # A continuation longer than score's 256-token chunks scores as one feed of every position
+    # would (the logits do not depend on chunking): compared with next --all-positions.
+    ids = list(range(100, 700))
+    j = json.loads(run(["score", "--model", model, "--tokens", "1,2", "--text-tokens",
+                        ",".join(map(str, ids)), "--json"]).stdout)
+    npy = os.path.join(tmp, "all.npy")
+    run(["next", "--model", model, "--tokens", ",".join(map(str, [1, 2] + ids[:-1])),
+         "--all-positions", "--dump-logits", npy])
+    import numpy as np
+    rows = np.load(npy).astype(np.float64)[1:]
+    lse = np.log(np.exp(rows - rows.max(axis=1, keepdims=True)).sum(axis=1)) + rows.max(axis=1)
+    want = rows[np.arange(len(ids)), ids] - lse
+    got = np.array([t["logprob"] for t in j["tokens"]])
+    ok("score of 600 tokens (3 chunks) equals one all-positions pass", len(got) == len(ids) and
+       np.abs(got - want).max() < 1e-9, float(np.abs(got - want).max()) if len(got) == len(ids) else len(got))
     golden = os.path.join(ROOT, "examples", "golden.jsonl")
     r = run(["eval", "--model", model, "--golden", golden])
     ok("eval's header names the mode and the fixed seed", r.returncode == 3 and
