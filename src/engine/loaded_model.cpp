@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "engine/gguf_tokenizer.h"
 #include "model/gguf_metadata.h"
+#include "model/gguf_split.h"
 
 namespace ls::engine {
 
@@ -33,6 +34,7 @@ LoadedModel LoadedModel::open(const std::string& path, const LoadOptions& option
   lm.path_ = path;
   if (is_gguf_file(path)) {
     auto file = std::make_unique<GgufFile>(path, GgufArrays::Keep);
+    (void)gguf_split_count(*file);  // a later part of a split model: name the first
     lm.read_gguf_text(*file);
     file->drop_arrays();  // the tokenizer holds what it needs; ~40 MiB of parsed arrays go
     lm.model_ = Model::from_gguf(std::move(file), options);

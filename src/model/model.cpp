@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "model/gguf_metadata.h"
+#include "model/gguf_split.h"
 #include "model/tensor_names.h"
 
 namespace ls {
@@ -49,7 +50,9 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, const Load
 
 std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GgufFile> file,
                                         const LoadOptions& options) {
-  // A GGUF file is the whole model: the config comes from its metadata.
+  // A GGUF file is the whole model: the config comes from its metadata (of the first part, when
+  // split: a later part given alone is refused here, naming the first).
+  (void)gguf_split_count(*file);
   ModelConfig config = gguf_model_config(*file);
   std::string path = file->path();
   return std::unique_ptr<Model>(new Model(std::move(path), std::move(config),

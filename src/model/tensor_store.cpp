@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "model/gguf_split.h"
 
 namespace ls {
 
@@ -71,6 +72,9 @@ TensorStore TensorStore::from_gguf(std::unique_ptr<GgufFile> file) {
   s.source_ = file->path();
   s.gguf_ = std::move(file);
   for (const auto& t : s.gguf_->tensors()) s.by_name_[t.name] = &t;
+  s.gguf_parts_ = open_gguf_split_parts(*s.gguf_);
+  for (const auto& part : s.gguf_parts_)
+    for (const auto& t : part->tensors()) s.by_name_[t.name] = &t;
   return s;
 }
 

@@ -1,6 +1,6 @@
 // All tensors of a model, by file name: a Hugging Face directory (model.safetensors, or the
-// shards listed in model.safetensors.index.json) or one GGUF file. Owns the memory maps; hands
-// out non-owning views.
+// shards listed in model.safetensors.index.json) or a GGUF file (with its later parts when it
+// is the first of a split model). Owns the memory maps; hands out non-owning views.
 #pragma once
 
 #include <memory>
@@ -31,6 +31,7 @@ class TensorStore {
   std::string source_;  // the directory, for messages
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::unique_ptr<GgufFile> gguf_;
+  std::vector<std::unique_ptr<GgufFile>> gguf_parts_;  // parts 2.. of a split GGUF
   std::unordered_map<std::string, const TensorView*> by_name_;
 };
 
