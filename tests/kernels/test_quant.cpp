@@ -14,6 +14,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "kernels/quant.h"
+#include "kernels/quant_internal.h"
 
 namespace {
 
@@ -362,6 +363,39 @@ TEST(QuantDot, TilesBitIdenticalToSingleDots) {
           }
         }
       }
+    }
+  }
+}
+
+// The AVX-512 VNNI Q8_0 tile called directly (not through the dispatch, which LS_QUANT_SIMD may
+// steer away from it) against the scalar definition, bit for bit. Skipped, saying so, on a CPU
+// without avx512vnni + avx512vl: the next machine that has them runs it.
+TEST(QuantDot, Avx512VnniTileEqualsScalarBitForBit) {
+  if (!k::quant_detail::avx512_vnni_supported())
+    GTEST_SKIP() << "this CPU has no AVX-512 VNNI: the VNNI Q8_0 tile is not tested here";
+  std::mt19937 rng(11);
+  for (std::size_t n : {32u, 224u, 256u, 896u, 4864u}) {
+    const std::size_t wb = ls::dtype_bytes(DType::Q8_0, static_cast<std::int64_t>(n));
+    constexpr int kRows = 5, kTok = 17;
+    std::vector<std::uint8_t> w(kRows * wb), x(kTok * wb);
+    for (int r = 0; r < kRows; ++r) {
+      const auto q = quantize(DType::Q8_0, make_row(Fill::Normal, n, rng));
+      std::memcpy(&w[r * wb], q.data(), wb);
+    }
+    for (int i = 0; i < kTok; ++i) {
+      const auto xs = make_row(i == 3 ? Fill::Mixed : Fill::Normal, n, rng);
+      k::quantize_activations_scalar(DType::Q8_0, xs.data(), &x[i * wb], n);
+    }
+    for (int tok : {2, 5, 16, 17}) {
+      std::vector<float> out(kRows * kTok);
+      k::quant_detail::dot_tile_q8_0_vnni(w.data(), wb, kRows, x.data(), wb, tok, n, out.data(),
+                                          kTok);
+      for (int r = 0; r < kRows; ++r)
+        for (int i = 0; i < tok; ++i) {
+          const float want = k::dot_quantized_scalar(DType::Q8_0, &w[r * wb], &x[i * wb], n);
+          ASSERT_EQ(std::memcmp(&want, &out[r * kTok + i], 4), 0)
+              << "n " << n << " tokens " << tok << " at " << r << "," << i;
+        }
     }
   }
 }
