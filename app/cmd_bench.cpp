@@ -13,6 +13,7 @@
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/model_source.h"
 #include "app/progress.h"
 #include "core/error.h"
 #include "engine/engine.h"
@@ -72,13 +73,14 @@ double peak_rss_mib_now() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 
-void run_bench(const BenchOptions& o) {
+void run_bench(BenchOptions& o) {
   if (o.prompt_tokens < 1 || o.gen_tokens < 1)
     fail("--prompt-tokens and --gen-tokens must be at least 1");
   ThreadPool pool(o.model.threads);
   // Probe first and free its buffer, so that the peak RSS reported is the model's own.
   const auto bw = kernels::measure_read_bandwidth(pool, std::size_t{256} << 20, 8);
   reset_peak_rss();  // the probe's buffer is freed; count only the model from here on
+  resolve_model(o.model);
   auto model = Model::load(o.model.model, load_options(o.model));
 
   // A deterministic pseudo-random prompt of ordinary token ids.

@@ -11,6 +11,7 @@
 
 #include "app/commands.h"
 #include "app/lab_common.h"
+#include "app/model_source.h"
 #include "app/progress.h"
 #include "core/error.h"
 #include "engine/engine.h"
@@ -37,6 +38,8 @@ void run_compare(CompareCli& o) {
   if (o.steps < 1) fail("--steps must be at least 1, got {}", o.steps);
   const std::vector<FilePrompt> file = read_prompt_file(o.prompts);
   LoadedModel a = load_model(o.model);
+  // --model-b may be an id too (main, or --revision's); --pull covers both models.
+  o.model_b = resolve_model_spec(o.model_b, "main", o.model.pull, "--model-b");
   const LoadedModel b = LoadedModel::open(o.model_b, load_options(o.model));
   const auto V = static_cast<std::size_t>(a.model().config().vocab_size);
   if (b.model().config().vocab_size != a.model().config().vocab_size)
@@ -169,7 +172,10 @@ void add_compare_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "compare", "Compare two models on a prompt set: top-1 agreement, KL(A||B), flips by margin");
   add_model_options(*cmd, o->model);
-  cmd->add_option("--model-b", o->model_b, "The model to compare with (B)")->required();
+  cmd->add_option(
+         "--model-b", o->model_b,
+         "The model to compare with (B): a directory, .gguf or model id (its revision main)")
+      ->required();
   cmd->add_option("--prompts", o->prompts, "Prompts, one per line (# starts a comment)")
       ->required();
   cmd->add_flag("--chat", o->chat, "Wrap each prompt as a user message (chat template of A)");

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "app/commands.h"
+#include "app/model_source.h"
 #include "app/progress.h"
 #include "core/error.h"
 #include "model/gguf_quantize.h"
@@ -37,6 +38,8 @@ void add_quantize_command(CLI::App& app) {
   struct Opts {
     QuantizeOptions q;
     std::string type = "q8_0";
+    std::string revision = "main";
+    bool pull = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
@@ -44,13 +47,22 @@ void add_quantize_command(CLI::App& app) {
       "Write a Hugging Face model directory as one GGUF file (llama.cpp layout). Norms and "
       "biases stay F32; matrices whose rows are not whole blocks of the type fall back to Q8_0 "
       "(256-element types) or F16, and are listed");
-  cmd->add_option("--model", o->q.model_dir, "Hugging Face model directory")->required();
+  cmd->add_option("--model", o->q.model_dir,
+                  "Hugging Face model directory, or a model id in the Hugging Face cache")
+      ->required();
+  cmd->add_option("--revision", o->revision, "With a model id: the branch, tag or commit")
+      ->capture_default_str();
+  cmd->add_flag("--pull", o->pull, "With a model id: download it first if the cache lacks it");
   cmd->add_option("--type", o->type, "Matrix type: q8_0|q4_0|q4_k|q6_k|f16|bf16|f32")
       ->capture_default_str();
   cmd->add_option("--out", o->q.out, "Output .gguf file")->required();
   cmd->add_option("--name", o->q.name, "general.name (default: the directory's name)");
   cmd->callback([o] {
     o->q.type = parse_type(o->type);
+    std::string repo;
+    o->q.model_dir = resolve_model_spec(o->q.model_dir, o->revision, o->pull, "--model", &repo);
+    // A snapshot folder is named by its commit: name the GGUF after the repo instead.
+    if (o->q.name.empty() && !repo.empty()) o->q.name = repo.substr(repo.find('/') + 1);
     if (!gguf_can_write(o->q.type))
       fail("--type {}: not available in this build (the quantization kernels are missing)",
            o->type);

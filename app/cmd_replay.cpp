@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "app/generation_cli.h"
 #include "app/lab_common.h"
+#include "app/model_source.h"
 #include "core/error.h"
 #include "decode/generate.h"
 #include "decode/order.h"
@@ -81,11 +82,14 @@ void run_replay(ReplayCli& o) {
   const auto vocab = static_cast<std::int32_t>(npy.shape[1]);
 
   // Token text from the model's tokenizer; the weights are loaded only for --fork.
-  const std::string model_dir = !o.model.empty() ? o.model : rec.header.value("model", "");
+  const std::string model_dir = resolve_model_spec(
+      !o.model.empty() ? o.model : rec.header.value("model", ""), "main", false, "--model");
   if (!o.fork.empty() && model_dir.empty())
     fail("--fork needs the model: the trace names none, give --model");
+  ModelOptions fork_model{model_dir};
+  fork_model.threads = o.threads;
   const LoadedModel lm =
-      !o.fork.empty() ? load_model({model_dir, o.threads}) : LoadedModel::tokenizer_only(model_dir);
+      !o.fork.empty() ? load_model(fork_model) : LoadedModel::tokenizer_only(model_dir);
 
   decode::GenerationConfig config = inspect::recorded_config(rec);
   apply_generation_flags(config, o.flags, lm.tokenizer());

@@ -50,7 +50,10 @@ void run_serve(ServeOptions& o) {
   if (o.ctx < 2) fail("--ctx must be at least 2, got {}", o.ctx);
   server::ServerLimits limits;
   limits.model = &lm;
-  limits.served_name = o.served_name.empty() ? default_name(o.model.model) : o.served_name;
+  // A model id serves under its repo id (as vLLM names a model it loaded from the Hub).
+  limits.served_name = !o.served_name.empty()      ? o.served_name
+                       : !o.model.model_id.empty() ? o.model.model_id
+                                                   : default_name(o.model.model);
   limits.ctx = std::min(o.ctx, model_ctx);
   limits.parallel = o.scheduler.parallel;
   limits.defaults = server::server_defaults(lm);

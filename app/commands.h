@@ -22,6 +22,8 @@ void add_seeds_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_pull_command(CLI::App& app);
+void add_models_command(CLI::App& app);
 // `completion bash` and the root's --help-all; both read the whole command tree, so they are
 // added last.
 void add_completion_command(CLI::App& app);

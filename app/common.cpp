@@ -10,8 +10,15 @@
 namespace ls::app {
 
 void add_model_options(CLI::App& cmd, ModelOptions& o) {
-  cmd.add_option("-m,--model", o.model, "Model: a Hugging Face model directory or a .gguf file")
+  cmd.add_option("-m,--model", o.model,
+                 "Model: a Hugging Face model directory, a .gguf file, or a model id in the "
+                 "Hugging Face cache (Qwen/Qwen2.5-0.5B-Instruct, REPO-GGUF:q4_k_m)")
       ->required();
+  cmd.add_option("--revision", o.revision,
+                 "With a model id: the branch, tag or commit in the cache")
+      ->capture_default_str();
+  cmd.add_flag("--pull", o.pull,
+               "With a model id: download it first (logitscope pull) if the cache lacks it");
   cmd.add_option("--threads", o.threads, "Worker threads (0 = one per hardware thread)")
       ->check(CLI::Range(0, 1024));
   cmd.add_option("--kv-type", o.kv_type,

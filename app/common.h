@@ -14,13 +14,21 @@
 namespace ls::app {
 
 struct ModelOptions {
-  std::string model;             // a Hugging Face model directory or a .gguf file
+  // A Hugging Face model directory, a .gguf file, or a model id ("Qwen/Qwen2.5-0.5B-Instruct",
+  // "Qwen/Qwen2.5-0.5B-Instruct-GGUF:q4_k_m"); resolve_model (app/model_source.h) turns an id
+  // into the path in the cache.
+  std::string model;
+  std::string revision = "main";  // --revision: the id's branch, tag or commit
+  bool pull = false;              // --pull: download the id first when the cache lacks it
+  std::string model_id;           // after resolve_model: the id's repo ("" for a path)
+  bool resolved = false;
   int threads = 0;               // 0: all hardware threads
   std::string kv_type = "f32";   // --kv-type f32|f16|bf16
   bool no_validate = false;      // --no-validate: skip the finite-weights scan at load
   bool debug_nonfinite = false;  // --debug-nonfinite: check every layer's outputs
 };
 
+// --model, --revision, --pull, --threads, --kv-type, --no-validate, --debug-nonfinite.
 void add_model_options(CLI::App& cmd, ModelOptions& o);
 
 // How --kv-type, --no-validate and --debug-nonfinite open the model; throws naming --kv-type

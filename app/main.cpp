@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
   ls::app::add_eval_command(app);
   ls::app::add_replay_command(app);
   ls::app::add_serve_command(app);
+  ls::app::add_pull_command(app);
+  ls::app::add_models_command(app);
   ls::app::add_completion_command(app);  // last: it lists every command above
   // CLI11 says only "A subcommand is required" for an unknown one: name it and the known ones.
   if (argc > 1 && argv[1][0] != '-') {

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "app/model_source.h"
 #include "chat/chat_template.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -10,7 +11,8 @@
 
 namespace ls::app {
 
-LoadedModel load_model(const ModelOptions& o) {
+LoadedModel load_model(ModelOptions& o) {
+  resolve_model(o);
   return LoadedModel::open(o.model, load_options(o));
 }
 

@@ -19,8 +19,9 @@ namespace ls::app {
 
 using engine::LoadedModel;
 
-// The model --model/--kv-type name, opened once (weights, tokenizer, template, defaults).
-LoadedModel load_model(const ModelOptions& o);
+// The model --model/--kv-type name (an id resolved in place first: app/model_source.h), opened
+// once (weights, tokenizer, template, defaults).
+LoadedModel load_model(ModelOptions& o);
 
 struct PromptOptions {
   std::string tokens;     // --tokens 1,2,3

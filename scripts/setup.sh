@@ -10,6 +10,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 packages=(
   build-essential cmake pkg-config git
   nlohmann-json3-dev libcpp-httplib-dev libhwy-dev libutf8proc-dev libcli11-dev libfmt-dev
+  libcurl4-openssl-dev libssl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-jinja2 python3-torch
   chromium fonts-noto-cjk librsvg2-bin

@@ -1,0 +1,158 @@
+// libcurl behind the Http interface (see http.h).
+#include "hub/http.h"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
+
+namespace ls::hub {
+
+namespace {
+
+struct Transfer {
+  HttpResponse* response;
+  const BodySink* sink;
+  std::size_t max_body;
+  bool too_big = false;
+  bool aborted = false;
+};
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string line(data, size * count);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.pop_back();
+  // Every response of a redirect chain starts with its status line: keep only the last's headers.
+  // Its status decides in on_body whether the bytes are the file or an error page.
+  if (line.rfind("HTTP/", 0) == 0) {
+    t->response->headers.clear();
+    const auto space = line.find(' ');
+    t->response->status = space == std::string::npos ? 0 : std::atol(line.c_str() + space + 1);
+    return size * count;
+  }
+  const auto colon = line.find(':');
+  if (colon == std::string::npos) return size * count;
+  std::string name = line.substr(0, colon);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string value = line.substr(colon + 1);
+  const auto start = value.find_first_not_of(" \t");
+  t->response->headers[name] = start == std::string::npos ? "" : value.substr(start);
+  return size * count;
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  // Only a successful answer is the file; an error page goes to `body` for the message.
+  if (t->sink != nullptr && t->response->status >= 200 && t->response->status < 300) {
+    if ((*t->sink)(*t->response, data, n)) return n;
+    t->aborted = true;
+    return 0;  // aborts the transfer
+  }
+  if (t->response->body.size() + n > t->max_body) {
+    t->too_big = true;
+    return 0;  // aborts the transfer
+  }
+  t->response->body.append(data, n);
+  return n;
+}
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+}  // namespace
+
+std::string HttpResponse::header(const std::string& name) const {
+  auto it = headers.find(name);
+  return it == headers.end() ? "" : it->second;
+}
+
+Http::Http(HttpTimeouts timeouts) : timeouts_(timeouts) {
+  global_init();
+  curl_ = curl_easy_init();
+  if (curl_ == nullptr) fail("libcurl: cannot create a transfer handle");
+}
+
+Http::~Http() {
+  curl_easy_cleanup(static_cast<CURL*>(curl_));
+}
+
+HttpResponse Http::head(const std::string& url, const std::vector<std::string>& headers) {
+  return perform(url, headers, true, false, 0, nullptr, 0);
+}
+
+HttpResponse Http::get_small(const std::string& url, const std::vector<std::string>& headers,
+                             std::size_t max_body) {
+  return perform(url, headers, false, false, 0, nullptr, max_body);
+}
+
+HttpResponse Http::get(const std::string& url, const std::vector<std::string>& headers,
+                       std::uint64_t from, const BodySink& sink) {
+  return perform(url, headers, false, true, from, &sink, std::size_t{1} << 20);
+}
+
+HttpResponse Http::perform(const std::string& url, const std::vector<std::string>& headers,
+                           bool head, bool follow, std::uint64_t from, const BodySink* sink,
+                           std::size_t max_body) {
+  CURL* c = static_cast<CURL*>(curl_);
+  curl_easy_reset(c);
+  HttpResponse response;
+  Transfer t{&response, sink, max_body};
+  curl_slist* list = nullptr;
+  for (const std::string& h : headers) list = curl_slist_append(list, h.c_str());
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "logitscope/0.1.0");
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for timeouts
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, timeouts_.connect);
+  // "Nothing for `stall` seconds": under 1 byte/s for that long, waiting for headers included.
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, std::max(1L, timeouts_.stall));
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, follow ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(c, CURLOPT_NOBODY, head ? 1L : 0L);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  if (from > 0) {
+    const std::string range = fmt::format("{}-", from);
+    curl_easy_setopt(c, CURLOPT_RANGE, range.c_str());
+  }
+  const CURLcode rc = curl_easy_perform(c);
+  curl_slist_free_all(list);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response.status);
+  char* effective = nullptr;
+  curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &effective);
+  response.url = effective != nullptr ? effective : url;
+  response.aborted = t.aborted;
+  if (t.aborted) return response;
+  if (t.too_big) fail("{}: the answer is larger than {} bytes", url, max_body);
+  if (rc != CURLE_OK) {
+    if (rc == CURLE_OPERATION_TIMEDOUT)
+      throw TransferError(
+          fmt::format("{}: timed out (nothing received for {} s)", url, timeouts_.stall));
+    throw TransferError(fmt::format("{}: {}", url, curl_easy_strerror(rc)));
+  }
+  return response;
+}
+
+std::string url_quote(const std::string& s, const std::string& safe) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+        safe.find(static_cast<char>(c)) != std::string::npos)
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+}  // namespace ls::hub
