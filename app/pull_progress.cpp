@@ -101,14 +101,15 @@ void PullProgress::redraw(bool force) {
   const std::uint64_t total = std::max(total_, done_);
   std::string line = fmt::format("[{}/{} files] {} / {}", files_done_, files_,
                                  hub::human_bytes(done_), hub::human_bytes(total));
-  if (received_ > 0) {
+  // Speed and ETA once there is half a second to measure: earlier figures are noise.
+  if (received_ > 0 && secs >= 0.5) {
     line += fmt::format("  {}/s", hub::human_bytes(static_cast<std::uint64_t>(speed)));
     if (speed > 0 && total > done_)
       line += "  ETA " + clock_text(static_cast<double>(total - done_) / speed);
   }
   for (const auto& [path, r] : running_)
-    line += fmt::format("  | {} {}%", path.substr(path.find_last_of('/') + 1),
-                        r.size ? r.done * 100 / r.size : 100);
+    line += fmt::format("  | {} {}% of {}", path.substr(path.find_last_of('/') + 1),
+                        r.size ? r.done * 100 / r.size : 100, hub::human_bytes(r.size));
   const std::size_t width = terminal_width() - 1;
   if (line.size() > width) line.resize(width);
   std::fprintf(stderr, "\r\033[K%s", line.c_str());

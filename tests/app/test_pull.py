@@ -110,7 +110,7 @@ def main():
     ap.add_argument("--logitscope", required=True)
     ap.add_argument("--tokenizer-from", required=True)
     a = ap.parse_args()
-    BIN = a.logitscope
+    BIN = os.path.abspath(a.logitscope)
     tmp = tempfile.mkdtemp(prefix="ls_pull_")
     HUB = fake_hub.Hub()
     cache = os.path.join(tmp, "cache")
@@ -179,6 +179,17 @@ def main():
        rr.stderr if got is None else "")
     got_path, _ = dump_logits(snap, tmp, "tiny-path")
     ok(same_logits(want, got_path), "next --model <snapshot path>: the same logits")
+    # A local path that exists wins over the id it also spells (here: another model's folder).
+    local = os.path.join(tmp, "cwd", "test-org")
+    os.makedirs(local)
+    os.symlink(wide, os.path.join(local, "tiny"))
+    out = os.path.join(tmp, "local-wins.npy")
+    r = subprocess.run([BIN, "next", "--model", "test-org/tiny", "--tokens", "1,2,3,4,5",
+                        "--all-positions", "--dump-logits", out, "--threads", "1"],
+                       capture_output=True, text=True, env=BASE_ENV, cwd=os.path.join(tmp, "cwd"))
+    want_local, _ = dump_logits(wide, tmp, "wide-dir-local")
+    ok(r.returncode == 0 and same_logits(np.load(out), want_local),
+       "a local folder named like the id wins over the cache", r.stderr)
 
     # 4. A second pull downloads nothing and makes no HEAD (the snapshot links are the files).
     HUB.clear()
