@@ -165,10 +165,12 @@ void Downloader::download_blob(Http& http, const FileMetadata& meta, const std::
                                FileOutcome& outcome) {
   fs::create_directories(cache_.dir() / "blobs");
   const fs::path partial_path = cache_.incomplete(meta.etag);
+  std::error_code ec;
+  const std::uint64_t left = fs::exists(partial_path, ec) ? fs::file_size(partial_path, ec) : 0;
+  check_disk_space(meta, left <= meta.size ? left : 0, path);  // before the file is created
   PartialFile partial(partial_path);
   if (partial.size() > meta.size) partial.truncate();  // not a prefix of this file
   const std::uint64_t already = partial.size();
-  check_disk_space(meta, already, path);
   reserved_ += meta.size - already;
   struct Unreserve {
     std::atomic<std::uint64_t>& r;

@@ -89,7 +89,7 @@ HttpResponse Http::head(const std::string& url, const std::vector<std::string>& 
 
 HttpResponse Http::get_small(const std::string& url, const std::vector<std::string>& headers,
                              std::size_t max_body) {
-  return perform(url, headers, false, false, 0, nullptr, max_body);
+  return perform(url, headers, false, true, 0, nullptr, max_body);
 }
 
 HttpResponse Http::get(const std::string& url, const std::vector<std::string>& headers,

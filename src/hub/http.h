@@ -1,9 +1,9 @@
 // HTTP for the Hub client, on libcurl. One Http object per thread (it owns one curl handle and
 // reuses its connections). `head` never follows redirects, because the Hub puts a file's
 // metadata in the redirect itself; `get` streams a body to a callback from an optional byte
-// offset (a Range request) and follows redirects. Timeouts bound every request: the connection
-// must open within `connect` seconds, and a request that receives nothing for `stall` seconds
-// fails with a TransferError (which the caller may retry).
+// offset (a Range request) and follows redirects, as does `get_small` (API answers). Timeouts bound
+// every request: the connection must open within `connect` seconds, and a request that receives
+// nothing for `stall` seconds fails with a TransferError (which the caller may retry).
 #pragma once
 
 #include <cstdint>
@@ -48,9 +48,10 @@ class Http {
   Http(const Http&) = delete;
   Http& operator=(const Http&) = delete;
 
-  // `headers` are full lines ("Authorization: Bearer ..."). None of these follow redirects.
+  // `headers` are full lines ("Authorization: Bearer ..."). A HEAD never follows redirects.
   HttpResponse head(const std::string& url, const std::vector<std::string>& headers);
-  // A small body (an API answer) kept in memory; more than `max_body` bytes is an error.
+  // A small body (an API answer) kept in memory, redirects followed; more than `max_body` bytes
+  // is an error.
   HttpResponse get_small(const std::string& url, const std::vector<std::string>& headers,
                          std::size_t max_body = std::size_t{64} << 20);
   // Streams the body from byte `from` on (a Range request when from > 0) into `sink`; follows

@@ -374,8 +374,10 @@ def main():
     # 15. Free disk space is checked before a large file.
     HUB.faults["linked_size"] = {"model.safetensors": 1 << 55}
     r = run(["pull", "test-org/tiny"], env={"HF_HUB_CACHE": os.path.join(tmp, "c12")})
-    ok(r.returncode == 1 and "not enough free space" in r.stderr and not store_gets(st),
-       "a file larger than the free space: refused before any byte", r.stderr)
+    blobs12 = os.path.join(tmp, "c12", "models--test-org--tiny", "blobs")
+    ok(r.returncode == 1 and "not enough free space" in r.stderr and not store_gets(st)
+       and not [b for b in os.listdir(blobs12) if b.startswith(st)],
+       "a file larger than the free space: refused before any byte or file", r.stderr)
     HUB.clear()
 
     # 16. HF_HOME/hub, then ~/.cache/huggingface/hub, when HF_HUB_CACHE is not set.
@@ -392,7 +394,41 @@ def main():
         os.path.join(user, ".cache", "huggingface", "hub", "models--test-org--tiny")),
        "default: ~/.cache/huggingface/hub", r.stdout + r.stderr)
 
-    # 17. `models` lists the cache.
+    # 17. On a terminal, stderr shows a live status line (files, bytes, speed, each file).
+    import pty
+    master, slave = pty.openpty()
+    HUB.faults["store_delay"] = 0.02
+    p = subprocess.Popen([BIN, "pull", "test-org/wide"], stdout=subprocess.PIPE, stderr=slave,
+                         env=dict(BASE_ENV, HF_HUB_CACHE=os.path.join(tmp, "c13")))
+    os.close(slave)
+    screen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        screen += chunk
+    p.wait(timeout=60)
+    os.close(master)
+    text = screen.decode(errors="replace")
+    ok(p.returncode == 0 and "\r\x1b[K[0/%d files]" % len(wide_files) in text and "% of " in text
+       and "MiB/s" in text and "model-00001-of-00002.safetensors" in text,
+       "a terminal gets the live status line", text[:400])
+    HUB.clear()
+
+    # 18. quantize takes an id too (the GGUF named after the repo, not the commit folder).
+    out = os.path.join(tmp, "from-id.gguf")
+    r = run(["quantize", "--model", "test-org/tiny", "--type", "bf16", "--out", out])
+    got_q, rr = dump_logits(out, tmp, "from-id")
+    want_f32, _ = dump_logits(tiny, tmp, "tiny-dir-again")
+    head = open(out, "rb").read(4096) if os.path.exists(out) else b""
+    ok(r.returncode == 0 and same_logits(want_f32, got_q) and b"tiny" in head
+       and commit.encode() not in head,
+       "quantize --model ID: a BF16 GGUF with the folder's logits, named after the repo", r.stderr + rr.stderr)
+
+    # 19. `models` lists the cache.
     r = run(["models"])
     lines = r.stdout.splitlines()
     row = [l for l in lines if l.startswith("test-org/tiny ")]
@@ -407,7 +443,7 @@ def main():
        and js["test-org/tiny"]["snapshots"][0]["files"] == len(tiny_files),
        "models --json: size on disk and file count", js.get("test-org/tiny"))
 
-    # 18. serve by id: the served model name is the repo id.
+    # 20. serve by id: the served model name is the repo id.
     p = subprocess.Popen([BIN, "serve", "--model", "test-org/tiny", "--port", "0", "--threads", "1"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=BASE_ENV)
     try:
