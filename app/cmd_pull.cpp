@@ -30,9 +30,12 @@ void add_pull_command(CLI::App& app) {
                   "org/name, or org/name:QUANT_TAG for one GGUF of a GGUF repo (q4_k_m)")
       ->required();
   cmd->add_option("--revision", o->rq.revision, "Branch, tag or commit")->capture_default_str();
+  // One glob per flag (repeat the flag), so `pull --include '*.json' ORG/NAME` keeps the id.
   cmd->add_option("--include", o->rq.include,
-                  "Only files matching this glob (fnmatch: '*' crosses '/'); repeatable");
-  cmd->add_option("--exclude", o->rq.exclude, "Skip files matching this glob; repeatable");
+                  "Only files matching this glob (fnmatch: '*' crosses '/'); repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--exclude", o->rq.exclude, "Skip files matching this glob; repeatable")
+      ->allow_extra_args(false);
   cmd->add_option("--jobs", o->rq.jobs, "Files downloaded at once")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

@@ -359,7 +359,7 @@ def main():
 
     # 14. --include / --exclude (fnmatch: '*' crosses '/'; 'dir/' means everything under it).
     cache11 = os.path.join(tmp, "cache-include")
-    r = run(["pull", "test-org/tiny", "--include", "*.json", "--exclude", "tokenizer*"],
+    r = run(["pull", "--include", "*.json", "--exclude", "tokenizer*", "test-org/tiny"],
             env={"HF_HUB_CACHE": cache11})
     s11 = os.path.join(cache11, "models--test-org--tiny", "snapshots", commit)
     ok(r.returncode == 0 and sorted(os.listdir(s11)) == ["config.json", "generation_config.json"],
