@@ -1,12 +1,11 @@
 // Paths, refs and links of the Hugging Face cache (see cache.h).
 #include "hub/cache.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <fstream>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace ls::hub {
 
@@ -98,13 +97,9 @@ void RepoCache::write_ref(const std::string& revision, const std::string& commit
   if (revision == commit) return;
   const fs::path ref = dir() / "refs" / revision;
   fs::create_directories(ref.parent_path());
-  const fs::path tmp = ref.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << commit;  // no newline: huggingface_hub writes exactly the hash
-    if (!out) fail("{}: cannot be written", tmp.string());
-  }
-  fs::rename(tmp, ref);
+  OutputFile out(ref.string(), "refs/" + revision);  // whole or not at all: refs/X.partial, renamed
+  out.stream() << commit;  // no newline: huggingface_hub writes exactly the hash
+  out.commit();
 }
 
 void RepoCache::link(const std::string& commit, const std::string& path,

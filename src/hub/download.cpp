@@ -210,6 +210,14 @@ void Downloader::download_blob(Http& http, const FileMetadata& meta, const std::
       if (bad_range || r.status == 416) {
         partial.truncate();  // an answer for other bytes: start over
         failure = fmt::format("{}: the server answered a resume with other bytes", path);
+      } else if (r.status >= 400 && r.status < 500 &&
+                 url_origin(meta.location) != url_origin(hub_.settings().endpoint)) {
+        // The LFS store's links are signed and expire: a new pull gets a new one and resumes.
+        fail(
+            "{} in {}: the file store answered {} for {}{}; its signed link may have expired: "
+            "run the pull again (it resumes from the {} already here)",
+            path, cache_.repo_id(), r.status, r.url,
+            r.body.empty() ? "" : " (" + r.body.substr(0, 200) + ")", human_bytes(partial.size()));
       } else if (r.status >= 400) {
         hub_.fail_status(r, cache_.repo_id(), "", path);
       } else if (partial.size() > meta.size) {

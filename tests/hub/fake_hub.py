@@ -70,6 +70,7 @@ class Hub:
         # Faults (tests set and reset them):
         #   drop_after: {sha256: n}  the next store GET of that blob sends n bytes, then closes
         #   corrupt: set of sha256   the store serves those blobs with one byte flipped
+        #   expired: set of sha256   the store answers 403, as for a signed link that expired
         #   slow: set of sha256      the store sends the headers of those, then nothing for 60 s
         #   slow_api: bool           the API answers nothing for 60 s
         #   missing: set of paths    resolve answers 404 EntryNotFound for those
@@ -243,6 +244,13 @@ class Hub:
                     self.send_response(404)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
+                    return
+                if digest in hub.faults.get("expired", ()):
+                    body = b"Request has expired"
+                    self.send_response(403)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
                     return
                 if digest in hub.faults.get("corrupt", ()):
                     data = bytes([data[0] ^ 0xFF]) + data[1:]
