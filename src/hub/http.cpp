@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 
 namespace ls::hub {
@@ -19,6 +20,7 @@ struct Transfer {
   std::size_t max_body;
   bool too_big = false;
   bool aborted = false;
+  std::exception_ptr error;  // thrown by the sink
 };
 
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
@@ -49,7 +51,12 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   const std::size_t n = size * count;
   // Only a successful answer is the file; an error page goes to `body` for the message.
   if (t->sink != nullptr && t->response->status >= 200 && t->response->status < 300) {
-    if ((*t->sink)(*t->response, data, n)) return n;
+    // An exception must not unwind through curl's C frames: keep it, rethrow after the transfer.
+    try {
+      if ((*t->sink)(*t->response, data, n)) return n;
+    } catch (...) {
+      t->error = std::current_exception();
+    }
     t->aborted = true;
     return 0;  // aborts the transfer
   }
@@ -131,6 +138,7 @@ HttpResponse Http::perform(const std::string& url, const std::vector<std::string
   char* effective = nullptr;
   curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &effective);
   response.url = effective != nullptr ? effective : url;
+  if (t.error) std::rethrow_exception(t.error);
   response.aborted = t.aborted;
   if (t.aborted) return response;
   if (t.too_big) fail("{}: the answer is larger than {} bytes", url, max_body);
