@@ -61,11 +61,7 @@ std::optional<std::string> find_in_cache(const ModelId& id, const std::string& r
     return std::nullopt;
   const std::vector<std::string> picked =
       id.tag.empty() ? ggufs : pick_gguf(ggufs, id.tag, id.repo + " (in the cache)");
-  if (picked.size() > 1)
-    fail(
-        "{}: '{}' is a GGUF split into {} files ({}, ...); logitscope reads one-file GGUFs: "
-        "merge them with llama.cpp's `llama-gguf-split --merge {} merged.gguf`",
-        id.repo, id.tag, picked.size(), picked.front(), picked.front());
+  // A split GGUF is named by its first part (-00001-of-0000N), which opens every part.
   return (snapshot / picked.front()).string();
 }
 

@@ -21,8 +21,8 @@ struct ModelId {
 std::optional<ModelId> parse_model_id(const std::string& spec);
 
 // The model path the id names in the cache at `revision` (a branch, tag or commit), or nullopt
-// when the cache does not hold that revision. Throws when it does but the tag picks no single
-// GGUF, a GGUF repo needs a tag, or the file picked is a split GGUF.
+// when the cache does not hold that revision (or not the tag's GGUF). Throws when the tag is
+// ambiguous or a GGUF repo with several files needs one; a split GGUF is its first part.
 std::optional<std::string> find_in_cache(const ModelId& id, const std::string& revision,
                                          const fs::path& cache_root);
 

@@ -253,6 +253,17 @@ def main():
     ok(r.returncode == 1 and "ambiguous" in r.stderr and "a-q8_0.gguf" in r.stderr
        and "b-q8_0.gguf" in r.stderr, "an ambiguous tag names the files it matches", r.stderr)
 
+    # A split GGUF: every part pulled by the tag, opened from its first part.
+    sys.path.insert(0, os.path.join(HERE, "..", "model"))
+    from test_split_gguf import split  # noqa: E402
+    parts = split(ggufs["q8_0"], os.path.join(tmp, "tiny-split-q8_0"), 2)
+    HUB.add_commit("test-org/split-GGUF", {os.path.basename(p): open(p, "rb").read() for p in parts})
+    r = run(["pull", "test-org/split-GGUF:Q8_0"])
+    got_split, rr = dump_logits("test-org/split-GGUF:q8_0", tmp, "split-id")
+    ok(r.returncode == 0 and r.stdout.strip().endswith("tiny-split-q8_0-00001-of-00002.gguf")
+       and same_logits(want_q8, got_split), "a split GGUF by tag: both parts, the first opens it",
+       r.stdout + r.stderr + rr.stderr)
+
     # 8. Resume after a dropped connection: the retry asks for the rest with Range.
     cache2 = os.path.join(tmp, "cache-resume")
     HUB.clear()
