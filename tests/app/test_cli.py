@@ -4,8 +4,10 @@ or field, with exit status 1 (never a crash: a signal or status 4); a flag that 
 is a usage error, status 2, naming the flag; --help and --version exit 0; bench --json is
 complete."""
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -308,6 +310,8 @@ def main():
     a = ap.parse_args()
     BIN = a.logitscope
     tmp = tempfile.mkdtemp(prefix="ls_cli_")
+    # Gone however the test ends (each run writes hundreds of MiB of models).
+    atexit.register(shutil.rmtree, tmp, True)
     model = os.path.join(tmp, "tiny")
     r = run(["synth", "--shape", "tiny", "--dtype", "bf16", "--seed", "3", "--out", model,
              "--tokenizer-from", a.tokenizer_from])

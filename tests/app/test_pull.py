@@ -10,10 +10,12 @@ hub, never to the LFS store), 404s for repo, revision and file; a stalled server
 HF_HUB_DOWNLOAD_TIMEOUT; HF_HUB_OFFLINE; HF_HUB_CACHE / HF_HOME / ~/.cache; blobs of a cache
 transformers made reused without a download; the disk-space check; --include/--exclude."""
 import argparse
+import atexit
 import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -113,6 +115,8 @@ def main():
     a = ap.parse_args()
     BIN = os.path.abspath(a.logitscope)
     tmp = tempfile.mkdtemp(prefix="ls_pull_")
+    # Gone however the test ends (each run writes hundreds of MiB of models).
+    atexit.register(shutil.rmtree, tmp, True)
     HUB = fake_hub.Hub()
     cache = os.path.join(tmp, "cache")
     BASE_ENV = {k: v for k, v in os.environ.items()

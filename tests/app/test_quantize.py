@@ -6,7 +6,9 @@ BF16 GGUFs gives exactly (max abs diff 0) the logits of the Hugging Face directo
 ids and for a chat prompt (tokenizer and chat template from the GGUF's metadata); bad input
 exits 1 with a message naming the file or flag."""
 import argparse
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,6 +56,8 @@ def main():
     a = ap.parse_args()
     BIN = a.logitscope
     tmp = tempfile.mkdtemp(prefix="ls_quantize_")
+    # Gone however the test ends (each run writes hundreds of MiB of models).
+    atexit.register(shutil.rmtree, tmp, True)
     models = {}
     for dt in ("f32", "bf16"):
         models[dt] = os.path.join(tmp, "tiny-" + dt)
