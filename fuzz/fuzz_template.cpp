@@ -2,7 +2,8 @@
 // source, parsed and rendered over a fixed chat context (messages with a tool call, tools,
 // add_generation_prompt) under small RenderLimits, so every input finishes fast. It must render
 // or throw ls::Error (TemplateError); an "internal error" message, any other exception, a
-// crash or a hang is a finding (as in tests/chat/fuzz_test.cpp).
+// crash or a hang is a finding (as in tests/chat/fuzz_test.cpp). A message the template raised
+// itself (raise_exception) is its own text, whatever it says, so it is never a finding.
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -48,10 +49,13 @@ ls::chat::RenderLimits limits() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const ls::chat::RenderLimits kLimits = limits();
   try {
-    const auto t = ls::chat::Template::parse(std::string(reinterpret_cast<const char*>(data), size),
-                                             "fuzz");
+    const auto t =
+        ls::chat::Template::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
     const std::string out = t.render(context(), kLimits);
     if (out.size() > kLimits.max_output_bytes) ls::fuzz::finding("output above max_output_bytes");
+  } catch (const ls::chat::TemplateError& e) {
+    if (!e.raised_by_template() && e.message().find("internal error") != std::string::npos)
+      ls::fuzz::finding(std::string("internal error: ") + e.what());
   } catch (const ls::Error& e) {
     if (std::string(e.what()).find("internal error") != std::string::npos)
       ls::fuzz::finding(std::string("internal error: ") + e.what());
