@@ -26,13 +26,15 @@ struct ModelOptions {
   std::string kv_type = "f32";   // --kv-type f32|f16|bf16
   bool no_validate = false;      // --no-validate: skip the finite-weights scan at load
   bool debug_nonfinite = false;  // --debug-nonfinite: check every layer's outputs
+  bool no_repack = false;        // --no-repack: run Q8_0/Q4_0 matrices in the file's layout
 };
 
-// --model, --revision, --pull, --threads, --kv-type, --no-validate, --debug-nonfinite.
+// --model, --revision, --pull, --threads, --kv-type, --no-validate, --debug-nonfinite,
+// --no-repack.
 void add_model_options(CLI::App& cmd, ModelOptions& o);
 
-// How --kv-type, --no-validate and --debug-nonfinite open the model; throws naming --kv-type
-// for anything but f32, f16, bf16.
+// How --kv-type, --no-validate, --debug-nonfinite and --no-repack open the model; throws naming
+// --kv-type for anything but f32, f16, bf16.
 LoadOptions load_options(const ModelOptions& o);
 
 // "1,2, 3" -> {1, 2, 3}; throws naming --tokens on anything else.

@@ -11,6 +11,7 @@
 #include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "kernels/bandwidth.h"
+#include "kernels/interleave.h"
 #include "kernels/quant.h"
 
 namespace {
@@ -145,6 +146,30 @@ void BM_tile(benchmark::State& state) {
   state.SetLabel(std::string(ls::dtype_name(t)) + " " + k::quant_simd_name());
 }
 
+// The interleaved layout (kernels/interleave.h, what the model repacks Q8_0/Q4_0 matrices to at
+// load): decode (tokens 1) and prefill tiles. Args: type index (0 or 1), rows, cols, tokens.
+void BM_interleaved(benchmark::State& state) {
+  const DType t = type_arg(state.range(0));
+  const auto rows = static_cast<std::size_t>(state.range(1));
+  const auto cols = static_cast<std::size_t>(state.range(2));
+  const int tokens = static_cast<int>(state.range(3));
+  const auto w = random_weights(t, rows, cols);
+  std::vector<std::uint8_t> wi(w.size());
+  k::interleave_rows(t, w.data(), rows, cols, wi.data());
+  const auto xq = activations(t, cols, tokens);
+  const std::size_t xb = xq.size() / tokens;
+  std::vector<float> y(rows * tokens);
+  for (auto _ : state) {
+    k::dot_interleaved(t, wi.data(), static_cast<int>(rows / 8), xq.data(), xb, tokens, cols,
+                       y.data(), 1, rows);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols * tokens));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
+  state.SetLabel(std::string(ls::dtype_name(t)) + " interleaved " + k::quant_simd_name());
+}
+
 void BM_quantize_activations(benchmark::State& state) {
   const DType a = state.range(0) == 0 ? DType::Q8_0 : DType::Q8_K;
   const std::size_t n = 4864;
@@ -200,6 +225,14 @@ BENCHMARK(BM_tile)
     ->Args({1, 4864, 896, 16})
     ->Args({2, 896, 4864, 16})
     ->Args({3, 896, 4864, 16})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_interleaved)
+    ->Args({0, 4864, 896, 1})
+    ->Args({1, 4864, 896, 1})
+    ->Args({0, 151936, 896, 1})
+    ->Args({1, 151936, 896, 1})
+    ->Args({0, 4864, 896, 16})
+    ->Args({1, 4864, 896, 16})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_quantize_activations)->Arg(0)->Arg(1);
 BENCHMARK(BM_read_bandwidth_1thread)->Iterations(1)->Unit(benchmark::kMillisecond);

@@ -15,6 +15,14 @@
 
 namespace ls {
 
+void release_mapped_pages(const std::uint8_t* p, std::size_t n) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + n) / page * page;
+  // Advice only: a refusal changes nothing but memory use.
+  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 MappedFile::MappedFile(const std::string& path) : path_(path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat below refuses it.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);

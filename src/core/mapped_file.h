@@ -28,6 +28,10 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
+// Tells the kernel the mapped bytes [p, p + n) will not be read again (the whole pages inside
+// the range leave the process's resident set; read anyway, they come back from the file).
+void release_mapped_pages(const std::uint8_t* p, std::size_t n);
+
 // The most bytes an input text file may hold (configs, tokenizer.json, templates, messages,
 // prompt, golden and trace files): anything larger is refused, naming the file and the limit.
 constexpr std::size_t kMaxTextFileBytes = std::size_t{64} << 20;

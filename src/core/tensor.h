@@ -17,6 +17,10 @@ struct TensorView {
   DType dtype = DType::F32;
   std::vector<std::int64_t> shape;
   const std::uint8_t* data = nullptr;
+  // 0: rows one after another, as in the file. 8: rows interleaved in groups of 8, the layout of
+  // kernels/interleave.h that the model repacks Q8_0/Q4_0 matrices to at load (same bytes;
+  // row() is meaningless then: kernels::row_to_f32 and matmul know the layout).
+  int interleaved = 0;
 
   std::int64_t numel() const {
     std::int64_t n = 1;
@@ -26,9 +30,7 @@ struct TensorView {
   std::size_t nbytes() const { return dtype_bytes(dtype, numel()); }
   bool empty() const { return data == nullptr; }
   // For a 2-D weight [rows, cols]: the bytes of one row.
-  std::size_t row_bytes() const {
-    return dtype_bytes(dtype, shape.back());
-  }
+  std::size_t row_bytes() const { return dtype_bytes(dtype, shape.back()); }
   const std::uint8_t* row(std::int64_t r) const {
     return data + static_cast<std::size_t>(r) * row_bytes();
   }

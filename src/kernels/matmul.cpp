@@ -11,16 +11,17 @@
 
 #include "core/error.h"
 #include "kernels/dot.h"
+#include "kernels/interleave.h"
 #include "kernels/quant.h"
 
 namespace ls::kernels {
 
 namespace {
 
-constexpr std::size_t kTileRows = 4;         // threads split rows in multiples of this
-constexpr std::size_t kTileTokens = 4;       // tokens per float tile call during prefill
+constexpr std::size_t kTileRows = 4;          // threads split rows in multiples of this
+constexpr std::size_t kTileTokens = 4;        // tokens per float tile call during prefill
 constexpr std::size_t kQuantTileTokens = 16;  // quantized: the VNNI Q8_0 tile takes 16 at once
-constexpr std::size_t kBlockRows = 64;       // rows kept in cache while all tokens pass
+constexpr std::size_t kBlockRows = 64;        // rows kept in cache while all tokens pass
 
 }  // namespace
 
@@ -48,6 +49,21 @@ void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::sp
       quantize_activations(act, &x[t * cols], &scratch.xq[t * xq_stride], cols);
   }
   const std::uint8_t* xq = scratch.xq.data();
+
+  if (w.interleaved != 0) {  // groups of 8 rows: each thread takes whole groups
+    if (w.interleaved != kInterleave || !can_interleave(w.dtype, w.shape[0], w.shape[1]))
+      fail("matmul: '{}' {} {} is marked interleaved by {}, which its kernels do not support",
+           w.name, dtype_name(w.dtype), shape_str(w.shape), w.interleaved);
+    pool.parallel_for(
+        rows,
+        [&](std::size_t begin, std::size_t end) {
+          dot_interleaved(w.dtype, w.data + begin * w_stride,
+                          static_cast<int>((end - begin) / kInterleave), xq, xq_stride, n_tokens,
+                          cols, &y[begin], 1, rows);
+        },
+        kInterleave);
+    return;
+  }
 
   // One tile call: rows [r0, r0 + nr) against tokens [t0, t0 + nt), out[r * out_stride + t].
   const auto tile = [&](std::size_t r0, std::size_t nr, std::size_t t0, std::size_t nt, float* out,
@@ -85,6 +101,15 @@ void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::sp
 void row_to_f32(const TensorView& w, std::int64_t row, std::span<float> out) {
   const auto cols = static_cast<std::size_t>(w.shape.back());
   if (out.size() < cols) fail("row_to_f32: '{}' row needs {} floats", w.name, cols);
+  if (w.interleaved != 0) {  // the row back in the file's layout, then as usual
+    thread_local std::vector<std::uint8_t> bytes;
+    bytes.resize(w.row_bytes());
+    const std::size_t g = static_cast<std::size_t>(row) / kInterleave;
+    deinterleave_row(w.dtype, w.data + g * kInterleave * w.row_bytes(), cols,
+                     static_cast<int>(row % kInterleave), bytes.data());
+    dequantize_row(w.dtype, bytes.data(), out.data(), cols);
+    return;
+  }
   dequantize_row(w.dtype, w.row(row), out.data(), cols);
 }
 

@@ -167,6 +167,15 @@ void tile_simd(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_
 
 }  // namespace
 
+namespace quant_detail {
+bool simd_avx2() {
+  return use_avx2();
+}
+bool simd_vnni() {
+  return use_vnni();
+}
+}  // namespace quant_detail
+
 float dot_quantized_scalar(DType weight, const std::uint8_t* w, const std::uint8_t* xq,
                            std::size_t n) {
   const std::size_t nb = check_dot(weight, n, "dot_quantized");

@@ -22,10 +22,10 @@ namespace ls::kernels::quant_detail {
 // A ragged last chunk is padded with s = 0, c = 0 (fma(0, 0, lane) == lane). The result is the
 // fixed tree ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). The lane of a block is whatever
 // the AVX2 reduction produces most cheaply (natural order for Q8_0, even/odd split for Q4_0).
-inline int q8_0_lane(int b) {
+constexpr int q8_0_lane(int b) {
   return b;
 }
-inline int q4_0_lane(int b) {
+constexpr int q4_0_lane(int b) {
   return (b & 1) * 4 + (b >> 1);
 }
 
@@ -52,6 +52,11 @@ inline void q4_k_scale_min(const std::uint8_t* s, int j, int* scale, int* min) {
     *min = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
   }
 }
+
+// The implementation quant_dot.cpp chose (CPU features and LS_QUANT_SIMD), for the other
+// kernels that dispatch the same way (interleave.cpp).
+bool simd_avx2();
+bool simd_vnni();
 
 // AVX2 implementations; only called when the CPU has AVX2, FMA and F16C.
 bool avx2_supported();

@@ -46,6 +46,7 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, const Load
         "and the weights disagree (num_hidden_layers? model_type?)",
         path_, n, config_.model_type, config_.num_hidden_layers, config_.head_dim);
   }
+  if (options.repack) repacked_bytes_ = repack_weights(weights_, repacked_);
 }
 
 std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GgufFile> file,

@@ -16,6 +16,7 @@
 #include "model/config.h"
 #include "model/decoder.h"
 #include "model/kv_cache.h"
+#include "model/repack.h"
 #include "model/tensor_store.h"
 #include "model/weights.h"
 
@@ -26,6 +27,7 @@ struct LoadOptions {
   DType kv_type = DType::F32;    // the KV cache element type of its sequences (F32, F16, BF16)
   bool validate = true;          // scan norms and GGML block scales for NaN/inf at load
   bool debug_nonfinite = false;  // check every layer's outputs (ForwardChecks::nonfinite)
+  bool repack = true;            // Q8_0/Q4_0 matrices into the kernels' layout (model/repack.h)
 };
 
 class Model {
@@ -40,6 +42,8 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const Architecture& architecture() const { return *arch_; }
   const Weights& weights() const { return weights_; }
+  // Bytes of weights repacked at load (LoadOptions::repack), 0 when none were.
+  std::size_t repacked_bytes() const { return repacked_bytes_; }
   // generation_config.json as written, or an empty object when the file is absent.
   const nlohmann::json& generation_config() const { return generation_config_; }
   std::size_t weight_bytes() const { return store_.total_bytes(); }
@@ -60,6 +64,8 @@ class Model {
   TensorStore store_;
   const Architecture* arch_;
   Weights weights_;
+  RepackedBuffers repacked_;  // what repacked views of weights_ point into
+  std::size_t repacked_bytes_ = 0;
   nlohmann::json generation_config_ = nlohmann::json::object();
   DType kv_type_ = DType::F32;
   ForwardChecks checks_;

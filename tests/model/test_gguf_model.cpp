@@ -363,3 +363,55 @@ TEST(GgufModel, QuantizeErrors) {
 
 }  // namespace
 }  // namespace ls
+
+namespace ls {
+namespace {
+
+// Repacking at load (model/repack.h) changes the layout, not the numbers: Q8_0 and Q4_0 models
+// give the file layout's logits bit for bit, prefill (every position) and decode, on 1 and 2
+// threads; the tied embedding is repacked once and still looks its rows up right.
+TEST(GgufModel, RepackedWeightsGiveTheFileLayoutsLogitsBitForBit) {
+  if (!gguf_can_write(DType::Q8_0)) GTEST_SKIP() << "quantization kernels not in this build";
+  for (DType t : {DType::Q8_0, DType::Q4_0}) {
+    SCOPED_TRACE(dtype_name(t));
+    const std::string path = convert(t, std::string(dtype_name(t)));
+    const auto packed = Model::load(path);
+    LoadOptions plain_options;
+    plain_options.repack = false;
+    const auto plain = Model::load(path, plain_options);
+    EXPECT_EQ(plain->repacked_bytes(), 0u);
+    // Every matrix of the tiny shape has whole groups of 8 rows and whole blocks (or fell back
+    // to F16): all of its Q8_0/Q4_0 bytes, tied embedding counted once.
+    std::size_t want = 0;
+    const Weights& w = packed->weights();
+    EXPECT_EQ(w.embed.data, w.lm_head.data) << "tied: one repacked copy for both";
+    for (const TensorView* v : {&w.embed}) want += v->dtype == t ? v->nbytes() : 0;
+    for (const LayerWeights& L : w.layers)
+      for (const TensorView* v : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+        if (v->dtype == t) {
+          EXPECT_EQ(v->interleaved, 8) << v->name;
+          want += v->nbytes();
+        }
+      }
+    EXPECT_GT(want, 0u);
+    EXPECT_EQ(packed->repacked_bytes(), want);
+    std::vector<std::int32_t> tokens;
+    for (int i = 0; i < 20; ++i) tokens.push_back((i * 7919 + 11) % 151000);
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      Session a(*packed, pool), b(*plain, pool);
+      const auto la = a.feed(tokens, true);
+      const auto lb = b.feed(tokens, true);
+      ASSERT_EQ(la.size(), lb.size());
+      EXPECT_EQ(std::memcmp(la.data(), lb.data(), la.size_bytes()), 0) << threads << " threads";
+      for (std::int32_t next : {5, 151643, 9707}) {  // decode: one token per step
+        const auto da = a.feed(std::span(&next, 1));
+        const auto db = b.feed(std::span(&next, 1));
+        EXPECT_EQ(std::memcmp(da.data(), db.data(), da.size_bytes()), 0) << "decode " << next;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ls

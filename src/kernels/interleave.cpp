@@ -1,0 +1,134 @@
+// The interleaved layout of Q8_0 / Q4_0 weight rows (interleave.h): repacking to it and back,
+// the scalar reference of its dot products (deinterleave, then dot_quantized_scalar: the same
+// bits by construction) and the run-time choice of the AVX2 or AVX-512 VNNI kernels.
+#include "kernels/interleave.h"
+
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/interleave_simd.h"
+#include "kernels/quant.h"
+#include "kernels/quant_internal.h"
+
+namespace ls::kernels {
+namespace {
+
+constexpr std::size_t kScaleBytes = 2 * kInterleave;  // the 8 f16 scales of a block-group
+
+// Bytes of one block-group (8 blocks) and the 32-bit words of a block.
+std::size_t group_block_bytes(DType type) {
+  return kInterleave * dtype_block_bytes(type);
+}
+int words_per_block(DType type) {
+  return type == DType::Q8_0 ? 8 : 4;
+}
+
+void check_type(DType type, const char* what) {
+  if (type != DType::Q8_0 && type != DType::Q4_0)
+    fail("{}: only Q8_0 and Q4_0 rows are interleaved, got {}", what, dtype_name(type));
+}
+
+}  // namespace
+
+bool can_interleave(DType type, std::int64_t rows, std::int64_t cols) {
+  return (type == DType::Q8_0 || type == DType::Q4_0) && rows > 0 && rows % kInterleave == 0 &&
+         cols > 0 && cols % static_cast<std::int64_t>(dtype_block_elems(type)) == 0;
+}
+
+void interleave_rows(DType type, const std::uint8_t* src, std::size_t rows, std::size_t cols,
+                     std::uint8_t* dst) {
+  check_type(type, "interleave_rows");
+  if (!can_interleave(type, static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols)))
+    fail(
+        "interleave_rows: a {} matrix of {} x {} has no interleaved layout (rows must be a "
+        "multiple of {})",
+        dtype_name(type), rows, cols, kInterleave);
+  const std::size_t bb = dtype_block_bytes(type), nb = cols / dtype_block_elems(type);
+  const std::size_t row_bytes = nb * bb, gb = group_block_bytes(type);
+  const int words = words_per_block(type);
+  for (std::size_t g = 0; g < rows / kInterleave; ++g) {
+    std::uint8_t* out = dst + g * kInterleave * row_bytes;
+    for (std::size_t b = 0; b < nb; ++b, out += gb)
+      for (int l = 0; l < kInterleave; ++l) {
+        const std::uint8_t* blk = src + (g * kInterleave + l) * row_bytes + b * bb;
+        std::memcpy(out + 2 * l, blk, 2);
+        for (int k = 0; k < words; ++k)
+          std::memcpy(out + kScaleBytes + 32 * k + 4 * l, blk + 2 + 4 * k, 4);
+      }
+  }
+}
+
+void deinterleave_row(DType type, const std::uint8_t* group, std::size_t cols, int lane,
+                      std::uint8_t* out) {
+  check_type(type, "deinterleave_row");
+  if (lane < 0 || lane >= kInterleave)
+    fail("deinterleave_row: lane {} is outside 0..{}", lane, kInterleave - 1);
+  const std::size_t bb = dtype_block_bytes(type), nb = cols / dtype_block_elems(type);
+  const std::size_t gb = group_block_bytes(type);
+  const int words = words_per_block(type);
+  for (std::size_t b = 0; b < nb; ++b) {
+    const std::uint8_t* in = group + b * gb;
+    std::uint8_t* blk = out + b * bb;
+    std::memcpy(blk, in + 2 * lane, 2);
+    for (int k = 0; k < words; ++k)
+      std::memcpy(blk + 2 + 4 * k, in + kScaleBytes + 32 * k + 4 * lane, 4);
+  }
+}
+
+void dot_interleaved_scalar(DType type, const std::uint8_t* w, int n_groups, const std::uint8_t* xq,
+                            std::size_t x_stride, int n_tok, std::size_t n, float* out,
+                            std::size_t row_stride, std::size_t tok_stride) {
+  check_type(type, "dot_interleaved");
+  const std::size_t row_bytes = dtype_bytes(type, static_cast<std::int64_t>(n));
+  thread_local std::vector<std::uint8_t> row;
+  if (row.size() < row_bytes) row.resize(row_bytes);
+  for (int g = 0; g < n_groups; ++g)
+    for (int l = 0; l < kInterleave; ++l) {
+      deinterleave_row(type, w + g * kInterleave * row_bytes, n, l, row.data());
+      const std::size_t r = static_cast<std::size_t>(g * kInterleave + l);
+      for (int t = 0; t < n_tok; ++t)
+        out[r * row_stride + t * tok_stride] =
+            dot_quantized_scalar(type, row.data(), xq + t * x_stride, n);
+    }
+}
+
+void prepare_act_blocks(const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                        ActBlock* xb) {
+  const std::size_t nb = n / 32;
+  for (int t = 0; t < n_tok; ++t)
+    for (std::size_t b = 0; b < nb; ++b) {
+      const std::uint8_t* blk = xq + t * x_stride + b * sizeof(BlockQ8_0);
+      std::int32_t sum = 0;
+      for (int i = 0; i < 32; ++i) sum += static_cast<std::int8_t>(blk[2 + i]);
+      xb[t * nb + b] = {f16_to_f32(quant_detail::f16_at(blk)), sum};
+    }
+}
+
+void dot_interleaved(DType type, const std::uint8_t* w, int n_groups, const std::uint8_t* xq,
+                     std::size_t x_stride, int n_tok, std::size_t n, float* out,
+                     std::size_t row_stride, std::size_t tok_stride) {
+  check_type(type, "dot_interleaved");
+  if (n % dtype_block_elems(type) != 0)
+    fail("dot_interleaved: {} rows come in blocks of {}, got {} elements", dtype_name(type),
+         dtype_block_elems(type), n);
+  if (n_groups < 0 || n_tok < 0)
+    fail("dot_interleaved: expected non-negative groups and tokens, got {} x {}", n_groups, n_tok);
+  if (!quant_detail::simd_avx2()) {
+    dot_interleaved_scalar(type, w, n_groups, xq, x_stride, n_tok, n, out, row_stride, tok_stride);
+    return;
+  }
+  // Each activation block's scale and sum, once per call (reused by every group).
+  thread_local std::vector<ActBlock> xb;
+  const std::size_t need = n / 32 * static_cast<std::size_t>(n_tok);
+  if (xb.size() < need) xb.resize(need);
+  prepare_act_blocks(xq, x_stride, n_tok, n, xb.data());
+  const InterleavedArgs a{type,  w, n_groups, xq,         x_stride,  xb.data(),
+                          n_tok, n, out,      row_stride, tok_stride};
+  if (quant_detail::simd_vnni())
+    interleaved_vnni(a);
+  else if (quant_detail::simd_avx2())
+    interleaved_avx2(a);
+}
+
+}  // namespace ls::kernels

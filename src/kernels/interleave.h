@@ -1,0 +1,46 @@
+// Weight rows interleaved in groups of 8 for the decode kernels (Q8_0 and Q4_0). In the file's
+// layout each 32-weight block needs a horizontal sum of its products; interleaved, 32-bit lane l
+// of a vector holds 4 weights of row l, so one vpdpbusd (or maddubs + madd) per 4 columns leaves
+// lane l = the exact integer sum of row l's block: no shuffles per block. Same bytes as the file
+// (repacked once at load, the mapped original released), same bits as dot_quantized.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace ls::kernels {
+
+// Rows per group. A group of 8 rows stores, for block b = 0 .. nb-1 in turn:
+//   8 f16 scales (row 0 .. 7 of block b), then the block's weights as 32-bit words,
+//   word k of row l at byte 16 + 32k + 4l (Q8_0: k < 8, the int8 weights 4k .. 4k+3;
+//   Q4_0: k < 4, the packed bytes 4k .. 4k+3, i.e. weights 4k..4k+3 in their low nibbles and
+//   16+4k .. 16+4k+3 in their high ones).
+// A block-group is 8 blocks' bytes (Q8_0: 272, Q4_0: 144), so a group is 8 rows' bytes.
+constexpr int kInterleave = 8;
+
+// Whether a [rows, cols] matrix of this type has an interleaved layout (Q8_0 or Q4_0, rows a
+// multiple of 8, cols a whole number of blocks).
+bool can_interleave(DType type, std::int64_t rows, std::int64_t cols);
+
+// src: rows x cols in the file's layout -> dst: the interleaved layout (the same byte count).
+void interleave_rows(DType type, const std::uint8_t* src, std::size_t rows, std::size_t cols,
+                     std::uint8_t* dst);
+// Row `lane` (0..7) of the group at `group` back in the file's layout (row bytes at `out`).
+void deinterleave_row(DType type, const std::uint8_t* group, std::size_t cols, int lane,
+                      std::uint8_t* out);
+
+// out[r * row_stride + t * tok_stride] = dot_quantized(row r, activation row t) for the rows of
+// groups [0, n_groups) starting at w (groups 8 * row bytes apart) and tokens [0, n_tok) of xq
+// (rows x_stride bytes apart, in dot_activation_type). Bit-identical to dot_quantized.
+void dot_interleaved(DType type, const std::uint8_t* w, int n_groups, const std::uint8_t* xq,
+                     std::size_t x_stride, int n_tok, std::size_t n, float* out,
+                     std::size_t row_stride, std::size_t tok_stride);
+
+// The scalar path of the same products (deinterleaves each row; tests compare with it).
+void dot_interleaved_scalar(DType type, const std::uint8_t* w, int n_groups, const std::uint8_t* xq,
+                            std::size_t x_stride, int n_tok, std::size_t n, float* out,
+                            std::size_t row_stride, std::size_t tok_stride);
+
+}  // namespace ls::kernels

@@ -1,0 +1,6 @@
+// The interleaved Q8_0 / Q4_0 kernels compiled for AVX-512 VNNI on 256-bit vectors (vpdpbusd
+// integer sums); the code is interleave_simd.inc, shared with the AVX2 build.
+#define LS_IL_ATTR __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+#define LS_IL_VNNI 1
+#define LS_IL_ENTRY interleaved_vnni
+#include "kernels/interleave_simd.inc"
