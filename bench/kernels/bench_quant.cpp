@@ -31,14 +31,14 @@ std::vector<std::uint8_t> random_weights(DType t, std::size_t rows, std::size_t 
   }
   const std::size_t bb = ls::dtype_block_bytes(t);
   const std::uint16_t d = ls::f32_to_f16(0.01f);
-  for (std::size_t off = 0; off < bytes; off += bb) {
-    if (t == DType::Q6_K) {
-      std::memcpy(&w[off + 208], &d, 2);
-    } else {
-      std::memcpy(&w[off], &d, 2);
-      if (t == DType::Q4_K) std::memcpy(&w[off + 2], &d, 2);
-    }
-  }
+  // Where each format keeps its f16 scales: d (and dmin or m right after it).
+  std::size_t at = 0, count = 1;
+  if (t == DType::Q6_K) at = 208;
+  if (t == DType::Q3_K) at = 108;
+  if (t == DType::Q2_K) at = 80, count = 2;
+  if (t == DType::Q4_K || t == DType::Q5_K || t == DType::Q4_1 || t == DType::Q5_1) count = 2;
+  for (std::size_t off = 0; off < bytes; off += bb)
+    for (std::size_t k = 0; k < count; ++k) std::memcpy(&w[off + at + 2 * k], &d, 2);
   return w;
 }
 
@@ -57,7 +57,8 @@ std::vector<std::uint8_t> activations(DType weight, std::size_t cols, int tokens
 }
 
 DType type_arg(std::int64_t i) {
-  constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+  constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
+                              DType::Q5_0, DType::Q5_1, DType::Q4_1, DType::IQ4_NL};
   return kTypes[i];
 }
 
@@ -193,11 +194,16 @@ void BM_read_bandwidth_1thread(benchmark::State& state) {
   state.counters["GB/s"] = gbs;
 }
 
-// 0 Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K. K-quants need cols % 256 == 0, so they run the transposed
-// shapes (896 x 4864, and 27986 x 4864 ~ the lm_head's 136M weights).
+// 0 Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 4 Q5_0, 5 Q5_1, 6 Q4_1, 7 IQ4_NL. K-quants need
+// cols % 256 == 0, so they run the transposed shapes (896 x 4864, and 27986 x 4864 ~ the lm_head's
+// 136M weights).
 BENCHMARK(BM_matvec)
     ->Args({0, 4864, 896})
     ->Args({1, 4864, 896})
+    ->Args({4, 4864, 896})
+    ->Args({5, 4864, 896})
+    ->Args({6, 4864, 896})
+    ->Args({7, 4864, 896})
     ->Args({2, 896, 4864})
     ->Args({3, 896, 4864})
     ->Args({0, 151936, 896})
@@ -223,6 +229,8 @@ BENCHMARK(BM_matvec_tiles)
 BENCHMARK(BM_tile)
     ->Args({0, 4864, 896, 16})
     ->Args({1, 4864, 896, 16})
+    ->Args({4, 4864, 896, 16})
+    ->Args({6, 4864, 896, 16})
     ->Args({2, 896, 4864, 16})
     ->Args({3, 896, 4864, 16})
     ->Unit(benchmark::kMillisecond);

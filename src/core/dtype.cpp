@@ -25,6 +25,20 @@ std::string_view dtype_name(DType t) {
       return "Q6_K";
     case DType::Q8_K:
       return "Q8_K";
+    case DType::Q5_0:
+      return "Q5_0";
+    case DType::Q5_1:
+      return "Q5_1";
+    case DType::Q4_1:
+      return "Q4_1";
+    case DType::IQ4_NL:
+      return "IQ4_NL";
+    case DType::Q5_K:
+      return "Q5_K";
+    case DType::Q3_K:
+      return "Q3_K";
+    case DType::Q2_K:
+      return "Q2_K";
   }
   return "?";
 }
@@ -41,10 +55,17 @@ std::size_t dtype_block_elems(DType t) {
   switch (t) {
     case DType::Q8_0:
     case DType::Q4_0:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q4_1:
+    case DType::IQ4_NL:
       return 32;
     case DType::Q4_K:
     case DType::Q6_K:
     case DType::Q8_K:
+    case DType::Q5_K:
+    case DType::Q3_K:
+    case DType::Q2_K:
       return 256;
     default:
       return 1;
@@ -68,6 +89,21 @@ std::size_t dtype_block_bytes(DType t) {
       return 210;  // 128 low nibbles + 64 high 2-bit + 16 int8 scales + f16 d
     case DType::Q8_K:
       return 292;  // f32 d + 256 int8 + 16 int16 block sums
+    case DType::Q5_0:
+      return 22;  // f16 d + 32 fifth bits + 32 nibbles
+    case DType::Q5_1:
+      return 24;  // f16 d, m + 32 fifth bits + 32 nibbles
+    case DType::Q4_1:
+      return 20;  // f16 d, m + 32 nibbles
+    case DType::IQ4_NL:
+      return 18;  // f16 d + 32 nibbles (indices into a 16-entry table)
+    case DType::Q5_K:
+      return 176;  // f16 d, dmin + 12 bytes of 6-bit scales/mins + 32 fifth-bit bytes + 128 nibbles
+    case DType::Q3_K:
+      return 110;  // 32 high-bit bytes + 64 bytes of 2-bit quants + 12 bytes of 6-bit scales + f16
+                   // d
+    case DType::Q2_K:
+      return 84;  // 16 bytes of 4-bit scale/min + 64 bytes of 2-bit quants + f16 d, dmin
   }
   return 0;
 }

@@ -47,8 +47,66 @@ struct BlockQ8_K {
   std::int16_t bsums[16];
 };
 
+// 32 weights: value = d * q + m with q in 0..15 (nibbles laid out as Q4_0's).
+struct BlockQ4_1 {
+  std::uint16_t d;  // f16 scale
+  std::uint16_t m;  // f16 minimum (added)
+  std::uint8_t qs[16];
+};
+// 32 weights: q = nibble | (bit j of qh) << 4 for element j (nibbles laid out as Q4_0's);
+// value = d * (q - 16).
+struct BlockQ5_0 {
+  std::uint16_t d;  // f16 scale
+  std::uint8_t qh[4];
+  std::uint8_t qs[16];
+};
+// 32 weights: q as Q5_0's, value = d * q + m.
+struct BlockQ5_1 {
+  std::uint16_t d;  // f16 scale
+  std::uint16_t m;  // f16 minimum (added)
+  std::uint8_t qh[4];
+  std::uint8_t qs[16];
+};
+// 32 weights: value = d * kIq4nlValues[nibble] (nibbles laid out as Q4_0's).
+struct BlockIQ4_NL {
+  std::uint16_t d;  // f16 scale
+  std::uint8_t qs[16];
+};
+inline constexpr std::int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                                 1,    13,   25,  38,  53,  69,  89,  113};
+// 256 weights as Q4_K's, with a fifth bit per weight: sub-block 2g + h (h = 0, 1) takes bit
+// 2g + h of qh[l] for its element l; value = d * scale_j * q - dmin * min_j, q in 0..31.
+struct BlockQ5_K {
+  std::uint16_t d;     // f16 super-block scale of the scales
+  std::uint16_t dmin;  // f16 super-block scale of the mins
+  std::uint8_t scales[12];
+  std::uint8_t qh[32];
+  std::uint8_t qs[128];
+};
+// 256 weights in 16 sub-blocks of 16 with 6-bit scales (stored + 32); element e = 128h + 32j + l
+// (l < 32) has low bits (qs[32h + l] >> 2j) & 3 and high bit (hmask[l] >> (4h + j)) & 1;
+// value = d * (scale - 32) * (low + 4 * high - 4).
+struct BlockQ3_K {
+  std::uint8_t hmask[32];
+  std::uint8_t qs[64];
+  std::uint8_t scales[12];
+  std::uint16_t d;  // f16
+};
+// 256 weights in 16 sub-blocks of 16; scales[j] holds sub-block j's 4-bit scale (low nibble) and
+// 4-bit min (high); element e = 128h + 32j + l has q = (qs[32h + l] >> 2j) & 3, sub-block e / 16;
+// value = d * scale * q - dmin * min.
+struct BlockQ2_K {
+  std::uint8_t scales[16];
+  std::uint8_t qs[64];
+  std::uint16_t d;     // f16 super-block scale of the scales
+  std::uint16_t dmin;  // f16 super-block scale of the mins
+};
+
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_K) == 144 &&
               sizeof(BlockQ6_K) == 210 && sizeof(BlockQ8_K) == 292);
+static_assert(sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 && sizeof(BlockQ5_1) == 24 &&
+              sizeof(BlockIQ4_NL) == 18 && sizeof(BlockQ5_K) == 176 && sizeof(BlockQ3_K) == 110 &&
+              sizeof(BlockQ2_K) == 84);
 
 // Weights: float32 -> block format (round to nearest; n a multiple of the block size).
 // Throws for non-block dtypes or a ragged n.
@@ -56,8 +114,8 @@ void quantize_row(DType type, const float* x, std::uint8_t* out, std::size_t n);
 // The definition of each format: block format -> float32 (also F32/F16/BF16 rows).
 void dequantize_row(DType type, const std::uint8_t* in, float* out, std::size_t n);
 
-// The activation format the dot product of a weight type consumes: Q8_0 for Q8_0 and Q4_0,
-// Q8_K for Q4_K and Q6_K.
+// The activation format the dot product of a weight type consumes: Q8_0 for the 32-element
+// formats (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), Q8_K for the K-quants.
 DType dot_activation_type(DType weight);
 // Activations float32 -> Q8_0 or Q8_K (SIMD; bit-identical to quantize_row of that type).
 void quantize_activations(DType act, const float* x, std::uint8_t* out, std::size_t n);

@@ -118,9 +118,11 @@ float dot_q6_k_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t
 // Checks a dot product's arguments; returns the number of blocks.
 std::size_t check_dot(DType weight, std::size_t n, const char* what) {
   if (weight != DType::Q8_0 && weight != DType::Q4_0 && weight != DType::Q4_K &&
-      weight != DType::Q6_K)
-    fail("{}: expected a weight block format (Q8_0, Q4_0, Q4_K, Q6_K), got {}", what,
-         dtype_name(weight));
+      weight != DType::Q6_K && !is_more(weight))
+    fail(
+        "{}: expected a weight block format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, "
+        "Q4_K, Q5_K, Q6_K), got {}",
+        what, dtype_name(weight));
   const std::size_t block = dtype_block_elems(weight);
   if (n % block != 0)
     fail("{}: {} weights come in blocks of {}, but the row has {} elements", what,
@@ -179,6 +181,7 @@ bool simd_vnni() {
 float dot_quantized_scalar(DType weight, const std::uint8_t* w, const std::uint8_t* xq,
                            std::size_t n) {
   const std::size_t nb = check_dot(weight, n, "dot_quantized");
+  if (is_more(weight)) return dot_more_scalar(weight, w, xq, nb);
   switch (weight) {
     case DType::Q8_0:
       return dot_32_scalar<BlockQ8_0, block_sum_q8_0, q8_0_lane>(w, xq, nb);
@@ -194,6 +197,7 @@ float dot_quantized_scalar(DType weight, const std::uint8_t* w, const std::uint8
 double dot_quantized_ref(DType weight, const std::uint8_t* w, const std::uint8_t* xq,
                          std::size_t n) {
   const std::size_t nb = check_dot(weight, n, "dot_quantized_ref");
+  if (is_more(weight)) return dot_more_ref(weight, w, xq, nb);
   double sum = 0.0;
   for (std::size_t b = 0; b < nb; ++b) {
     switch (weight) {

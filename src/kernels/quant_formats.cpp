@@ -318,8 +318,10 @@ void quantize_block_q8_k(const float* x, BlockQ8_K* y) {
 
 void quantize_row(DType type, const float* x, std::uint8_t* out, std::size_t n) {
   if (!dtype_is_quantized(type))
-    fail("quantize_row: expected a block format (Q8_0, Q4_0, Q4_K, Q6_K, Q8_K), got {}",
-         dtype_name(type));
+    fail(
+        "quantize_row: expected a block format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, "
+        "Q3_K, Q4_K, Q5_K, Q6_K, Q8_K), got {}",
+        dtype_name(type));
   check_row(type, n, "quantize_row");
   const std::size_t nb = n / dtype_block_elems(type);
   const std::size_t bb = dtype_block_bytes(type);
@@ -358,6 +360,12 @@ void quantize_row(DType type, const float* x, std::uint8_t* out, std::size_t n) 
         std::memcpy(ob, &blk, sizeof blk);
         break;
       }
+      case DType::Q5_0:
+      case DType::Q5_1:
+      case DType::Q4_1:
+      case DType::IQ4_NL:
+        quant_detail::quantize_block_32(type, xb, ob);
+        break;
       default:
         break;
     }
@@ -419,6 +427,12 @@ void dequantize_row(DType type, const std::uint8_t* in, float* out, std::size_t 
         for (int j = 0; j < 256; ++j) y[j] = blk.d * blk.qs[j];
         break;
       }
+      case DType::Q5_0:
+      case DType::Q5_1:
+      case DType::Q4_1:
+      case DType::IQ4_NL:
+        quant_detail::dequantize_block_32(type, ib, y);
+        break;
       default:
         break;
     }
@@ -429,13 +443,19 @@ DType dot_activation_type(DType weight) {
   switch (weight) {
     case DType::Q8_0:
     case DType::Q4_0:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q4_1:
+    case DType::IQ4_NL:
       return DType::Q8_0;
     case DType::Q4_K:
     case DType::Q6_K:
       return DType::Q8_K;
     default:
-      fail("dot_activation_type: expected a weight block format (Q8_0, Q4_0, Q4_K, Q6_K), got {}",
-           dtype_name(weight));
+      fail(
+          "dot_activation_type: expected a weight block format (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, "
+          "IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K), got {}",
+          dtype_name(weight));
   }
 }
 

@@ -38,6 +38,49 @@ inline float sum_lanes(const float l[8]) {
 //   a = fma(float(isum), d_x * d_w, a);  m = fma(float(msum), d_x * dmin_w, m)  (Q4_K only)
 // and the result a - m (Q6_K: a).
 
+// Accumulation model of the 32-element formats with Q8_0 activations added later (Q5_0, IQ4_NL:
+// signed levels; Q4_1, Q5_1: unsigned levels plus a minimum), quant_dot_more.cpp and
+// quant_avx2_32.cpp. Block b gives the exact integer sums s_b = sum_i qw[i] * qx[i] and (Q4_1,
+// Q5_1) t_b = sum_i qx[i]; qw is the level (Q5_0: q - 16, IQ4_NL: kIq4nlValues[q], Q4_1/Q5_1:
+// q). In block order, b into float lane b % 8:
+//   lane = fma(float(s_b), d_w * d_x, lane);  then (Q4_1, Q5_1) lane = fma(float(t_b), m_w * d_x,
+//   lane)
+// Nothing happens for blocks past the row (no padding). The result is sum_lanes (the tree above).
+inline bool is_32_more(DType t) {
+  return t == DType::Q5_0 || t == DType::Q5_1 || t == DType::Q4_1 || t == DType::IQ4_NL;
+}
+// Accumulation model of the K-quants added later (Q5_K, Q3_K, Q2_K with Q8_K activations): as
+// Q4_K's above. Per block exact integer sums isum (sum over sub-blocks of scale * sum q * x) and
+// msum (Q5_K, Q2_K: sum of min * the activation sums of the sub-block), then in block order
+//   a = fma(float(isum), d_x * d_w, a);  m = fma(float(msum), d_x * dmin_w, m)
+// and the result a - m (Q3_K: a; its levels are signed, scale - 32 and q - 4).
+inline bool is_k_more(DType t) {
+  return t == DType::Q5_K || t == DType::Q3_K || t == DType::Q2_K;
+}
+inline bool is_more(DType t) {
+  return is_32_more(t) || is_k_more(t);
+}
+
+// One block of a format added later, both directions (quant_formats_32.cpp,
+// quant_formats_kquants.cpp). `out` / `in` need no alignment.
+void quantize_block_32(DType t, const float* x, std::uint8_t* out);
+void dequantize_block_32(DType t, const std::uint8_t* in, float* y);
+void quantize_block_kq(DType t, const float* x, std::uint8_t* out);
+void dequantize_block_kq(DType t, const std::uint8_t* in, float* y);
+// The levels of one block of a 32-element format (see is_32_more), in element order.
+void levels_32(DType t, const std::uint8_t* block, int q[32]);
+// Scalar dot and double reference of those formats over nb blocks (quant_dot_more.cpp).
+float dot_more_scalar(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb);
+double dot_more_ref(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb);
+// AVX2 tiles of those formats for n_tok <= 4 activation rows (quant_avx2_32.cpp,
+// quant_avx2_kquants.cpp); same bits as dot_more_scalar.
+void tile_32_more_avx2(DType t, const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                       const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
+                       std::size_t out_stride);
+void tile_k_more_avx2(DType t, const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                      const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
+                      std::size_t out_stride);
+
 // Scalar quantizers of one activation block (the definitions the AVX2 versions match).
 void quantize_block_q8_0(const float* x, BlockQ8_0* y);
 void quantize_block_q8_k(const float* x, BlockQ8_K* y);

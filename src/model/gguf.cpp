@@ -217,12 +217,20 @@ std::optional<DType> dtype_from_ggml_type(std::uint32_t id) {
       return DType::F16;
     case 2:
       return DType::Q4_0;
+    case 3:
+      return DType::Q4_1;
+    case 6:
+      return DType::Q5_0;
+    case 7:
+      return DType::Q5_1;
     case 8:
       return DType::Q8_0;
     case 12:
       return DType::Q4_K;
     case 14:
       return DType::Q6_K;
+    case 20:
+      return DType::IQ4_NL;
     case 30:
       return DType::BF16;
     default:
@@ -246,6 +254,20 @@ std::uint32_t ggml_type_of(DType t) {
       return 14;
     case DType::BF16:
       return 30;
+    case DType::Q4_1:
+      return 3;
+    case DType::Q5_0:
+      return 6;
+    case DType::Q5_1:
+      return 7;
+    case DType::IQ4_NL:
+      return 20;
+    case DType::Q2_K:
+      return 10;
+    case DType::Q3_K:
+      return 11;
+    case DType::Q5_K:
+      return 13;
     case DType::Q8_K:
       break;
   }
@@ -328,7 +350,7 @@ GgufFile::GgufFile(const std::string& path, GgufArrays arrays) : file_(path) {
     if (!dtype)
       fail(
           "{}: {} has GGML type {}, which is not supported (supported: 0 F32, 1 F16, 30 BF16, "
-          "8 Q8_0, 2 Q4_0, 12 Q4_K, 14 Q6_K)",
+          "8 Q8_0, 2 Q4_0, 3 Q4_1, 6 Q5_0, 7 Q5_1, 20 IQ4_NL, 12 Q4_K, 14 Q6_K)",
           path, what, type_id);
     t.dtype = *dtype;
     const auto offset = c.read<std::uint64_t>(what + " (offset)");

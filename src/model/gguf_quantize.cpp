@@ -215,7 +215,11 @@ DType gguf_tensor_type(DType requested, const std::vector<std::int64_t>& shape) 
   if (!dtype_is_quantized(requested)) return requested;
   const auto cols = static_cast<std::size_t>(shape[1]);
   if (cols % dtype_block_elems(requested) == 0) return requested;
-  if (cols % dtype_block_elems(DType::Q8_0) == 0) return DType::Q8_0;
+  // llama-quantize's substitutes for the 256-element types (a 32-element type of about the
+  // same size per weight), then F16.
+  DType fallback = DType::Q8_0;
+  if (requested == DType::Q4_K) fallback = DType::Q5_0;
+  if (cols % dtype_block_elems(fallback) == 0) return fallback;
   return DType::F16;
 }
 
@@ -235,6 +239,17 @@ std::uint32_t gguf_file_type(DType requested) {
       return 18;
     case DType::BF16:
       return 32;
+    case DType::Q4_1:
+      return 3;
+    case DType::Q5_0:
+      return 8;
+    case DType::Q5_1:
+      return 9;
+    case DType::IQ4_NL:
+      return 25;
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::Q5_K:
     case DType::Q8_K:
       break;
   }
@@ -242,7 +257,7 @@ std::uint32_t gguf_file_type(DType requested) {
 }
 
 bool gguf_can_write(DType type) {
-  return type != DType::Q8_K;
+  return type != DType::Q8_K && type != DType::Q2_K && type != DType::Q3_K && type != DType::Q5_K;
 }
 
 QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {

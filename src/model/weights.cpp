@@ -53,7 +53,13 @@ struct Binder {
     switch (t.dtype) {
       case DType::Q8_0:
       case DType::Q4_0:
+      case DType::Q5_0:
+      case DType::IQ4_NL:
         scale_at = 0;
+        break;
+      case DType::Q4_1:
+      case DType::Q5_1:
+        scale_at = 0, scales = 2;  // d and m
         break;
       case DType::Q4_K:
         scale_at = 0, scales = 2;  // d and dmin

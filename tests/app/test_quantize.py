@@ -112,7 +112,7 @@ def main():
     cfg["max_position_embeddings"] = 128
     write_model(wide, w, cfg, dtype="BF16", shards=2)
     want, _ = logits(wide, tmp, "wide-dir", ["--tokens", "1,2,3,4,5"])
-    for t in ("bf16", "q8_0", "q4_0", "q4_k", "q6_k"):
+    for t in ("bf16", "q8_0", "q4_0", "q4_k", "q6_k", "q5_0", "q5_1", "q4_1", "iq4_nl"):
         out = os.path.join(tmp, "wide-%s.gguf" % t)
         r = run(["quantize", "--model", wide, "--type", t, "--out", out])
         if r.returncode != 0 and "not available in this build" in r.stderr:
@@ -137,8 +137,32 @@ def main():
             ok(float(np.abs(got - want).max()) == 0.0, "next wide bf16: logits == directory")
         else:
             corr = float(np.corrcoef(got.ravel(), want.ravel())[0, 1])
-            ok(corr > {"q8_0": 0.999, "q6_k": 0.995}.get(t, 0.9),
+            ok(corr > {"q8_0": 0.999, "q6_k": 0.995, "q5_0": 0.98, "q5_1": 0.98}.get(t, 0.9),
                "next wide %s: logits correlate with BF16 (r = %.5f)" % (t, corr))
+
+    # Rows of 288 (whole 32-blocks, not 256-blocks), as the 0.5B's 896: Q4_K falls back to Q5_0
+    # for those matrices, as llama-quantize does, and the mixed file runs.
+    narrow = os.path.join(tmp, "narrow")
+    w, cfg = random_model(np.random.default_rng(6), hidden=288, inter=512, layers=2, heads=4, kv=2,
+                          vocab=384, tied=True, scale=0.05)
+    cfg["max_position_embeddings"] = 128
+    write_model(narrow, w, cfg, dtype="BF16", shards=1)
+    want, _ = logits(narrow, tmp, "narrow-dir", ["--tokens", "1,2,3,4,5"])
+    out = os.path.join(tmp, "narrow-q4_k.gguf")
+    r = run(["quantize", "--model", narrow, "--type", "q4_k", "--out", out])
+    ok(r.returncode == 0 and "written as Q5_0" in r.stdout and "written as Q8_0" not in r.stdout,
+       "quantize narrow -> q4_k: rows of 288 written as Q5_0", r.stdout + r.stderr)
+    if r.returncode == 0:
+        errors = gguf_ref.check(out, narrow, "q4_k")
+        for e in errors:
+            print("   ", e)
+        ok(not errors, "gguf_ref narrow -> q4_k (Q4_K + Q5_0)")
+        got_path = os.path.join(tmp, "narrow-q4_k.npy")
+        r = run(["next", "--model", out, "--tokens", "1,2,3,4,5", "--dump-logits", got_path])
+        ok(r.returncode == 0, "next narrow q4_k", r.stderr[:300])
+        if r.returncode == 0 and want is not None:
+            corr = float(np.corrcoef(np.load(got_path).ravel(), want.ravel())[0, 1])
+            ok(corr > 0.9, "next narrow q4_k: logits correlate with BF16 (r = %.5f)" % corr)
 
     # Bad input.
     q = os.path.join(tmp, "q.gguf")

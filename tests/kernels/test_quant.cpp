@@ -72,7 +72,50 @@ std::vector<float> dequantize(DType t, const std::vector<std::uint8_t>& q, std::
   return y;
 }
 
-constexpr DType kWeights[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+constexpr DType kWeights[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
+                              DType::Q5_0, DType::Q5_1, DType::Q4_1, DType::IQ4_NL};
+
+bool has_min(DType t) {  // formats whose blocks add an f16 minimum at byte 2
+  return t == DType::Q4_1 || t == DType::Q5_1;
+}
+
+// Byte offsets of a block's f16 scales (d first).
+std::vector<std::size_t> scale_offsets(DType t) {
+  switch (t) {
+    case DType::Q6_K:
+      return {208};
+    case DType::Q4_K:
+    case DType::Q5_K:
+    case DType::Q4_1:
+    case DType::Q5_1:
+      return {0, 2};
+    case DType::Q3_K:
+      return {108};
+    case DType::Q2_K:
+      return {80, 82};
+    default:
+      return {0};
+  }
+}
+
+// sum |w_i x_i| of the dequantized rows; for the formats with a minimum, w = d * q + m counts as
+// |d * q| + |m| (the dot products sum the two parts separately, which may cancel).
+double dot_magnitude(DType t, const std::vector<std::uint8_t>& w, const std::vector<float>& wf,
+                     const std::vector<float>& xf) {
+  double mag = 0;
+  const std::size_t be = ls::dtype_block_elems(t), bb = ls::dtype_block_bytes(t);
+  for (std::size_t i = 0; i < wf.size(); ++i) {
+    double a = std::fabs(static_cast<double>(wf[i]));
+    if (has_min(t)) {
+      std::uint16_t h;
+      std::memcpy(&h, &w[i / be * bb + 2], 2);
+      const double m = ls::f16_to_f32(h);
+      a = std::fabs(wf[i] - m) + std::fabs(m);
+    }
+    mag += a * std::fabs(static_cast<double>(xf[i]));
+  }
+  return mag;
+}
 
 std::vector<std::size_t> lengths_for(DType t) {
   if (ls::dtype_block_elems(t) == 32) return {32, 64, 224, 896, 4864};  // 1, 2, 7 blocks, rows
@@ -158,6 +201,43 @@ TEST(QuantFormats, KQuantErrorBounded) {
   }
 }
 
+// The 32-element formats added later: RMS error per block within a fraction of the step between
+// levels (IQ4_NL: its widest gap, 24 of the table's 240, is 1.5 steps of a uniform 4-bit grid).
+TEST(QuantFormats, More32ErrorBounded) {
+  std::mt19937 rng(12);
+  for (DType t : {DType::Q5_0, DType::Q5_1, DType::Q4_1, DType::IQ4_NL}) {
+    const double levels = t == DType::Q5_0 || t == DType::Q5_1 ? 31 : 15;
+    const double factor = t == DType::IQ4_NL ? 0.8 : 0.55;
+    for (Fill f : kFills) {
+      if (f == Fill::Huge && has_min(t)) continue;  // the f16 minimum overflows, as in GGML
+      const auto x = make_row(f, 896, rng);
+      const auto y = dequantize(t, quantize(t, x), x.size());
+      for (std::size_t b = 0; b < x.size() / 32; ++b) {
+        double lo = x[b * 32], hi = x[b * 32], se = 0, ss = 0, amax = 0;
+        for (int j = 0; j < 32; ++j) {
+          const double v = x[b * 32 + j];
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+          amax = std::max(amax, std::fabs(v));
+          se += (v - y[b * 32 + j]) * (v - y[b * 32 + j]);
+          ss += v * v;
+        }
+        const double range = has_min(t) ? hi - lo : 2 * amax;
+        const double rms = std::sqrt(se / 32), step = range / levels;
+        if (f == Fill::Zero) {
+          ASSERT_EQ(se, 0.0);
+        }
+        if (f == Fill::Tiny) {  // scales underflow f16 (as in GGML)
+          ASSERT_LE(se, ss * 1.0001 + 32 * range * range);
+        } else {
+          ASSERT_LE(rms, factor * step + 1e-3 * amax + 1e-30)
+              << ls::dtype_name(t) << " fill " << int(f) << " block " << b;
+        }
+      }
+    }
+  }
+}
+
 TEST(QuantFormats, RaggedRowsAndNonBlockTypesThrow) {
   std::vector<float> x(300, 1.0f);
   std::vector<std::uint8_t> q(4096);
@@ -171,6 +251,15 @@ TEST(QuantFormats, RaggedRowsAndNonBlockTypesThrow) {
   EXPECT_THROW(k::dot_quantized(DType::Q6_K, q.data(), q.data(), 32), ls::Error);
   EXPECT_THROW(k::dot_quantized(DType::Q8_K, q.data(), q.data(), 256), ls::Error);
   EXPECT_THROW(k::dot_quantized_ref(DType::F16, q.data(), q.data(), 32), ls::Error);
+  for (DType t : {DType::Q5_0, DType::Q5_1, DType::Q4_1, DType::IQ4_NL}) {
+    EXPECT_THROW(k::quantize_row(t, x.data(), q.data(), 48), ls::Error) << ls::dtype_name(t);
+    EXPECT_THROW(k::dequantize_row(t, q.data(), x.data(), 40), ls::Error);
+    EXPECT_THROW(k::dot_quantized(t, q.data(), q.data(), 33), ls::Error);
+    EXPECT_THROW(k::dot_quantized_scalar(t, q.data(), q.data(), 16), ls::Error);
+    EXPECT_THROW(k::dot_quantized_ref(t, q.data(), q.data(), 64 + 8), ls::Error);
+    EXPECT_THROW(k::quantize_activations(t, x.data(), q.data(), 32), ls::Error);
+    EXPECT_EQ(k::dot_activation_type(t), DType::Q8_0);
+  }
   float out;
   EXPECT_THROW(k::dot_quantized_tile(DType::Q4_0, q.data(), 18, 1, q.data(), 34, 1, 40, &out, 1),
                ls::Error);
@@ -263,15 +352,14 @@ TEST(QuantDot, MatchesReferencesAndScalarBits) {
     for (std::size_t n : lengths_for(t)) {
       for (Fill fw : kFills) {
         for (Fill fx : {Fill::Normal, Fill::Mixed, Fill::Zero, Fill::Huge}) {
+          if (fw == Fill::Huge && has_min(t)) continue;  // the f16 minimum overflows (as GGML)
           const DotCase c = make_case(t, fw, fx, n, rng);
           const float got = k::dot_quantized(t, c.w.data(), c.x.data(), n);
           const float scalar = k::dot_quantized_scalar(t, c.w.data(), c.x.data(), n);
           const double ref = k::dot_quantized_ref(t, c.w.data(), c.x.data(), n);
-          double deq = 0, mag = 0;
-          for (std::size_t i = 0; i < n; ++i) {
-            deq += static_cast<double>(c.wf[i]) * c.xf[i];
-            mag += std::fabs(static_cast<double>(c.wf[i]) * c.xf[i]);
-          }
+          double deq = 0;
+          for (std::size_t i = 0; i < n; ++i) deq += static_cast<double>(c.wf[i]) * c.xf[i];
+          const double mag = dot_magnitude(t, c.w, c.wf, c.xf);
           const std::string where = std::string(ls::dtype_name(t)) + " n " + std::to_string(n) +
                                     " fills " + std::to_string(int(fw)) + "," +
                                     std::to_string(int(fx));
@@ -302,17 +390,17 @@ TEST(QuantDot, ArbitraryBlockBytes) {
       for (auto& v : w) v = static_cast<std::uint8_t>(byte(rng));
       const std::size_t bb = ls::dtype_block_bytes(t);
       for (std::size_t off = 0; off < w.size(); off += bb) {
-        const std::uint16_t d = ls::f32_to_f16(scale(rng)), dmin = ls::f32_to_f16(scale(rng));
-        std::memcpy(&w[off + (t == DType::Q6_K ? 208 : 0)], &d, 2);
-        if (t == DType::Q4_K) std::memcpy(&w[off + 2], &dmin, 2);
+        for (std::size_t at : scale_offsets(t)) {
+          const std::uint16_t d = ls::f32_to_f16(scale(rng));
+          std::memcpy(&w[off + at], &d, 2);
+        }
       }
       std::mt19937 xr(static_cast<unsigned>(n));
       const auto xs = make_row(Fill::Normal, n, xr);
       std::vector<std::uint8_t> x(ls::dtype_bytes(a, static_cast<std::int64_t>(n)));
       k::quantize_activations(a, xs.data(), x.data(), n);
       const auto wf = dequantize(t, w, n), xf = dequantize(a, x, n);
-      double mag = 0;
-      for (std::size_t i = 0; i < n; ++i) mag += std::fabs(static_cast<double>(wf[i]) * xf[i]);
+      const double mag = dot_magnitude(t, w, wf, xf);
       const float got = k::dot_quantized(t, w.data(), x.data(), n);
       const float scalar = k::dot_quantized_scalar(t, w.data(), x.data(), n);
       const double ref = k::dot_quantized_ref(t, w.data(), x.data(), n);

@@ -103,6 +103,10 @@ std::vector<SmallTensor> some_tensors() {
       {"w.q4_0", {64}, 2, pattern(36, 5)},     // 2 blocks of 18 bytes
       {"w.q4_k", {256}, 12, pattern(144, 6)},
       {"w.q6_k", {256, 1}, 14, pattern(210, 7)},
+      {"w.q4_1", {32}, 3, pattern(20, 8)},
+      {"w.q5_0", {64}, 6, pattern(44, 9)},  // 2 blocks of 22 bytes
+      {"w.q5_1", {32, 1}, 7, pattern(24, 10)},
+      {"w.iq4_nl", {32}, 20, pattern(18, 11)},
   };
 }
 
@@ -143,8 +147,10 @@ TEST(Gguf, ReadsEveryMetadataTypeAndTensorType) {
 
   ASSERT_EQ(f.tensors().size(), ts.size());
   const std::vector<std::pair<DType, std::vector<std::int64_t>>> want = {
-      {DType::F32, {3, 4}}, {DType::F16, {2, 8}}, {DType::BF16, {2, 2, 2}}, {DType::Q8_0, {2, 32}},
-      {DType::Q4_0, {64}},  {DType::Q4_K, {256}}, {DType::Q6_K, {1, 256}}};
+      {DType::F32, {3, 4}},    {DType::F16, {2, 8}}, {DType::BF16, {2, 2, 2}},
+      {DType::Q8_0, {2, 32}},  {DType::Q4_0, {64}},  {DType::Q4_K, {256}},
+      {DType::Q6_K, {1, 256}}, {DType::Q4_1, {32}},  {DType::Q5_0, {64}},
+      {DType::Q5_1, {1, 32}},  {DType::IQ4_NL, {32}}};
   std::size_t expect_off = 0;
   for (std::size_t i = 0; i < ts.size(); ++i) {
     const TensorView* t = f.find(ts[i].name);
@@ -245,8 +251,8 @@ TEST(Gguf, MalformedFilesGiveClearErrors) {
       {"version 4", with(good, 4, le<std::uint32_t>(4)), "GGUF version 4 is not supported"},
       {"tensor count", with(good, n_off, le<std::uint64_t>(1ull << 40)), "tensor count"},
       {"kv count", with(good, 16, le<std::uint64_t>(5000)), "metadata entries"},
-      {"type", with(good, type_at, le<std::uint32_t>(3)),
-       "tensor 'w' has GGML type 3, which is not supported"},
+      {"type", with(good, type_at, le<std::uint32_t>(16)),
+       "tensor 'w' has GGML type 16, which is not supported"},
       {"dims", with(good, dims_at, le<std::uint32_t>(5)), "tensor 'w' has 5 dimensions"},
       {"zero dim", with(good, dims_at + 4, le<std::uint64_t>(0)), "has dimension 0 = 0"},
       {"huge dim", with(good, dims_at + 4, le<std::uint64_t>(1ull << 62)), "has dimension 0"},

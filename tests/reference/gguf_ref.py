@@ -2,13 +2,14 @@
 """Independent GGUF reader (numpy only, written from the GGUF specification) and a checker of a
 GGUF written by `logitscope quantize` against the Hugging Face directory it came from.
 
-    gguf_ref.py --gguf FILE --model DIR --type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k
+    gguf_ref.py --gguf FILE --model DIR --type f32|f16|bf16|q8_0|q6_k|q5_0|q5_1|q4_k|q4_0|q4_1|iq4_nl
 
 checks the header, every metadata key llama.cpp's converter writes for Qwen2 (values from
 config.json, tokenizer.json and tokenizer_config.json), the tensor names (llama.cpp's, spelled
 out here independently of the engine's table), shapes, types and data: float types bit-exact
-against numpy's own conversion of the safetensors values, Q8_0 / Q4_0 / Q4_K / Q6_K dequantized
-here and within their quantization error of the source. Exit status 0 when everything matches."""
+against numpy's own conversion of the safetensors values, the block types (Q8_0, Q6_K, Q5_0,
+Q5_1, Q4_K, Q4_0, Q4_1, IQ4_NL) dequantized here and within their quantization error of the
+source. Exit status 0 when everything matches."""
 import argparse
 import json
 import os
@@ -26,7 +27,10 @@ SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4",
            10: "<u8", 11: "<i8", 12: "<f8"}
 STRING, ARRAY = 8, 9
 GGML = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 8: ("Q8_0", 32, 34),
-        2: ("Q4_0", 32, 18), 12: ("Q4_K", 256, 144), 14: ("Q6_K", 256, 210)}
+        2: ("Q4_0", 32, 18), 12: ("Q4_K", 256, 144), 14: ("Q6_K", 256, 210),
+        3: ("Q4_1", 32, 20), 6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 20: ("IQ4_NL", 32, 18)}
+IQ4NL = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113],
+                 dtype=np.float32)
 
 
 class Reader:
@@ -113,6 +117,27 @@ def dequant(kind, raw, n):
         qs = b[:, 2:]
         q = np.concatenate([qs & 0xF, qs >> 4], axis=1).astype(np.float32) - 8  # j, j + 16
         return (d[:, None] * q).reshape(-1), np.repeat(np.abs(d), 32)
+    if kind in ("Q4_1", "Q5_0", "Q5_1", "IQ4_NL"):
+        # f16 d, (Q4_1, Q5_1) f16 m, (Q5_*) 32 fifth bits, 16 nibble bytes: byte j holds
+        # elements j and j + 16; bit e of the little-endian qh is bit 4 of element e.
+        size = {"Q4_1": 20, "Q5_0": 22, "Q5_1": 24, "IQ4_NL": 18}[kind]
+        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, size)
+        d = f16(b[:, :2].tobytes())
+        at = 4 if kind in ("Q4_1", "Q5_1") else 2
+        if kind.startswith("Q5"):
+            qh = b[:, at:at + 4].copy().view("<u4")[:, 0].astype(np.int64)
+            hi = ((qh[:, None] >> np.arange(32)) & 1) << 4
+            at += 4
+        else:
+            hi = 0
+        qs = b[:, at:at + 16]
+        q = np.concatenate([qs & 0xF, qs >> 4], axis=1).astype(np.int64) | hi
+        if kind == "IQ4_NL":  # levels from the table; the widest gap is 24 (89 .. 113)
+            return (d[:, None] * IQ4NL[q]).reshape(-1), np.repeat(np.abs(d) * 12, 32)
+        if kind == "Q5_0":
+            return (d[:, None] * (q - 16)).reshape(-1), np.repeat(np.abs(d), 32)
+        m = f16(b[:, 2:4].tobytes())  # x = d q + m; the f16 minimum adds its own rounding
+        return ((d[:, None] * q) + m[:, None]).reshape(-1), np.repeat(np.abs(d) + np.abs(m) / 512, 32)
     if kind == "Q4_K":
         b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 144)
         d, dmin = f16(b[:, 0:2].tobytes()), f16(b[:, 2:4].tobytes())
@@ -167,8 +192,12 @@ LAYER = {
     "self_attn.o_proj.weight": "attn_output.weight", "mlp.gate_proj.weight": "ffn_gate.weight",
     "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight",
 }
-FILE_TYPE = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 7, "q4_k": 14, "q6_k": 18, "bf16": 32}
-BLOCK = {"f32": 1, "f16": 1, "bf16": 1, "q8_0": 32, "q4_0": 32, "q4_k": 256, "q6_k": 256}
+FILE_TYPE = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 7, "q4_k": 14, "q6_k": 18, "bf16": 32,
+             "q4_1": 3, "q5_0": 8, "q5_1": 9, "iq4_nl": 25}
+BLOCK = {"f32": 1, "f16": 1, "bf16": 1, "q8_0": 32, "q4_0": 32, "q4_k": 256, "q6_k": 256,
+         "q4_1": 32, "q5_0": 32, "q5_1": 32, "iq4_nl": 32}
+# llama-quantize's substitute when rows are not whole 256-blocks (then F16 if not whole 32-blocks).
+FALLBACK = {"q4_k": "Q5_0", "q6_k": "Q8_0"}
 
 
 def gguf_name(hf):
@@ -266,7 +295,7 @@ def check(gguf, model_dir, type_name):
         else:
             want = type_name.upper()
             if x.shape[1] % BLOCK[type_name]:
-                want = "Q8_0" if x.shape[1] % 32 == 0 else "F16"
+                want = FALLBACK.get(type_name, "F16") if x.shape[1] % 32 == 0 else "F16"
             expect(kind == want, "%s is %s, expected %s" % (name, kind, want))
         flat = x.reshape(-1)
         if kind == "F32":
@@ -278,15 +307,20 @@ def check(gguf, model_dir, type_name):
         else:
             deq, step = dequant(kind, t["data"], flat.size)
             # Round to nearest: within half a step, plus the f16 rounding of the scales.
-            bound = {"Q8_0": 0.6, "Q4_0": 1.1, "Q4_K": 1.1, "Q6_K": 1.1}[kind] * step
+            bound = {"Q8_0": 0.6, "Q4_0": 1.1, "Q4_K": 1.1, "Q6_K": 1.1, "Q5_0": 1.1, "Q5_1": 0.6,
+                     "Q4_1": 0.6, "IQ4_NL": 1.3}[kind] * step
             bound = bound + 1e-6 * np.abs(flat).max()
+            if kind == "IQ4_NL":  # a least-squares scale may leave the block's extremes past the
+                # table's ends (113 and -127 times d): their distance to the end is allowed too
+                bound = bound + np.maximum(0, np.abs(flat) - 113 * step / 12)
             if kind == "Q4_K":  # mins are quantized too: allow their step as well
                 bound = bound + np.abs(flat).max() / 63 * 0.6
             err = np.abs(deq - flat)
             worst[kind] = max(worst.get(kind, 0.0), float((err / np.maximum(bound, 1e-30)).max()))
             expect(bool((err <= bound).all()), "%s %s: error %.3g above bound" % (name, kind, err.max()))
             rel = np.linalg.norm(deq - flat) / np.linalg.norm(flat)
-            limit = {"Q8_0": 0.01, "Q4_0": 0.2, "Q4_K": 0.15, "Q6_K": 0.05}[kind]
+            limit = {"Q8_0": 0.01, "Q4_0": 0.2, "Q4_K": 0.15, "Q6_K": 0.05, "Q5_0": 0.1,
+                     "Q5_1": 0.06, "Q4_1": 0.12, "IQ4_NL": 0.15}[kind]
             expect(rel < limit, "%s relative error %.3g" % (name, rel))
     print("gguf_ref: %s: %d tensors, %d keys checked%s" % (
         gguf, len(tensors), len(kv), "".join(", %s error/bound %.2f" % kv_ for kv_ in worst.items())))

@@ -1,0 +1,216 @@
+// The 32-element block formats beyond Q8_0 / Q4_0: Q5_0, Q5_1, Q4_1 and IQ4_NL. Their levels
+// (shared by the dequantizers and the scalar dot products), block -> float32 (the definition of
+// each format) and float32 -> block with GGML's reference rules (quantize_row_q5_0_ref etc.;
+// IQ4_NL: the scale search llama-quantize runs without an importance matrix), so that files match
+// llama.cpp's byte for byte.
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "kernels/quant.h"
+#include "kernels/quant_internal.h"
+
+namespace ls::kernels::quant_detail {
+namespace {
+
+std::uint16_t u16_at(const std::uint8_t* p) {
+  std::uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+
+std::uint32_t u32_at(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Byte j of qs holds element j (low nibble) and j + 16 (high nibble); bit e of qh (5-bit formats)
+// is bit 4 of element e.
+void nibbles(const std::uint8_t* qs, int q[32]) {
+  for (int j = 0; j < 16; ++j) {
+    q[j] = qs[j] & 0x0F;
+    q[j + 16] = qs[j] >> 4;
+  }
+}
+
+void add_fifth_bits(std::uint32_t qh, int q[32]) {
+  for (int e = 0; e < 32; ++e) q[e] |= static_cast<int>((qh >> e) & 1u) << 4;
+}
+
+void pack_nibbles(const int q[32], std::uint8_t* qs) {
+  for (int j = 0; j < 16; ++j) qs[j] = static_cast<std::uint8_t>((q[j] & 0x0F) | (q[j + 16] << 4));
+}
+
+std::uint32_t pack_fifth_bits(const int q[32]) {
+  std::uint32_t qh = 0;
+  for (int e = 0; e < 32; ++e) qh |= static_cast<std::uint32_t>((q[e] >> 4) & 1) << e;
+  return qh;
+}
+
+// Q5_0: the signed value of largest magnitude maps to level -16 (d = max / -16); levels are
+// trunc(x / d + 16.5), at most 31.
+void quantize_q5_0(const float* x, std::uint8_t* out) {
+  float amax = 0.0f, max = 0.0f;
+  for (int j = 0; j < 32; ++j) {
+    if (amax < std::fabs(x[j])) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  }
+  const float d = max / -16;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int q[32];
+  for (int j = 0; j < 32; ++j)
+    q[j] = std::min(31, static_cast<int>(static_cast<std::int8_t>(x[j] * id + 16.5f)));
+  const std::uint16_t d16 = f32_to_f16(d);
+  const std::uint32_t qh = pack_fifth_bits(q);
+  std::memcpy(out, &d16, 2);
+  std::memcpy(out + 2, &qh, 4);
+  pack_nibbles(q, out + 6);
+}
+
+// Q4_1 / Q5_1: min m = the smallest value, d = (max - min) / (2^bits - 1); levels are
+// trunc((x - min) / d + 0.5) (Q4_1: at most 15).
+void quantize_min_format(const float* x, std::uint8_t* out, bool five) {
+  float min = x[0], max = x[0];
+  for (int j = 1; j < 32; ++j) {
+    min = std::min(min, x[j]);
+    max = std::max(max, x[j]);
+  }
+  const float d = (max - min) / (five ? 31 : 15);
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int q[32];
+  for (int j = 0; j < 32; ++j) {
+    const float v = (x[j] - min) * id + 0.5f;
+    q[j] = five ? static_cast<int>(static_cast<std::uint8_t>(v))
+                : std::min(15, static_cast<int>(static_cast<std::int8_t>(v)));
+  }
+  const std::uint16_t d16 = f32_to_f16(d), m16 = f32_to_f16(min);
+  std::memcpy(out, &d16, 2);
+  std::memcpy(out + 2, &m16, 2);
+  if (five) {
+    const std::uint32_t qh = pack_fifth_bits(q);
+    std::memcpy(out + 4, &qh, 4);
+  }
+  pack_nibbles(q, out + (five ? 8 : 4));
+}
+
+// The index of the table value nearest to v (ties to the larger one), by bisection as GGML does.
+int nearest_iq4nl(float v) {
+  const std::int8_t* k = kIq4nlValues;
+  if (v <= k[0]) return 0;
+  if (v >= k[15]) return 15;
+  int lo = 0, hi = 15;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (v < k[mid])
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return v - k[hi - 1] < k[hi] - v ? hi - 1 : hi;
+}
+
+// IQ4_NL, as llama-quantize writes it without an importance matrix (weights x^2): start from the
+// scale that maps the signed value of largest magnitude to +127, refine it by least squares on
+// the chosen levels, then try the 15 inverse scales (k - 127) / max, k = -7..7, keeping the
+// least-squares scale of the best one; the levels are finally the nearest under that float scale.
+void quantize_iq4_nl(const float* x, std::uint8_t* out) {
+  std::memset(out, 0, sizeof(BlockIQ4_NL));
+  float amax = 0.0f, max = 0.0f, w[32];
+  for (int j = 0; j < 32; ++j) {
+    w[j] = x[j] * x[j];
+    if (std::fabs(x[j]) > amax) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  }
+  float d = 0.0f;
+  if (amax >= 1e-15f) {
+    const float k0 = kIq4nlValues[0];
+    d = -max / k0;
+    float id = 1 / d, sqx = 0, sq2 = 0;
+    for (int j = 0; j < 32; ++j) {
+      const float q = kIq4nlValues[nearest_iq4nl(id * x[j])];
+      sqx += w[j] * q * x[j];
+      sq2 += w[j] * q * q;
+    }
+    d = sqx / sq2;
+    float best = d * sqx;
+    for (int t = -7; t <= 7; ++t) {
+      id = (static_cast<float>(t) + k0) / max;
+      sqx = sq2 = 0;
+      for (int j = 0; j < 32; ++j) {
+        const float q = kIq4nlValues[nearest_iq4nl(id * x[j])];
+        sqx += w[j] * q * x[j];
+        sq2 += w[j] * q * q;
+      }
+      if (sq2 > 0 && sqx * sqx > best * sq2) {
+        d = sqx / sq2;
+        best = d * sqx;
+      }
+    }
+  }
+  const std::uint16_t d16 = f32_to_f16(d);
+  std::memcpy(out, &d16, 2);
+  const float id = d != 0.0f ? 1 / d : 0.0f;
+  int q[32];
+  for (int j = 0; j < 32; ++j) q[j] = nearest_iq4nl(id * x[j]);
+  pack_nibbles(q, out + 2);
+}
+
+}  // namespace
+
+void levels_32(DType t, const std::uint8_t* b, int q[32]) {
+  switch (t) {
+    case DType::Q5_0:
+      nibbles(b + 6, q);
+      add_fifth_bits(u32_at(b + 2), q);
+      for (int e = 0; e < 32; ++e) q[e] -= 16;
+      return;
+    case DType::Q5_1:
+      nibbles(b + 8, q);
+      add_fifth_bits(u32_at(b + 4), q);
+      return;
+    case DType::Q4_1:
+      nibbles(b + 4, q);
+      return;
+    case DType::IQ4_NL:
+      nibbles(b + 2, q);
+      for (int e = 0; e < 32; ++e) q[e] = kIq4nlValues[q[e]];
+      return;
+    default:
+      fail("levels_32: expected Q5_0, Q5_1, Q4_1 or IQ4_NL, got {}", dtype_name(t));
+  }
+}
+
+void quantize_block_32(DType t, const float* x, std::uint8_t* out) {
+  switch (t) {
+    case DType::Q5_0:
+      return quantize_q5_0(x, out);
+    case DType::Q5_1:
+      return quantize_min_format(x, out, true);
+    case DType::Q4_1:
+      return quantize_min_format(x, out, false);
+    case DType::IQ4_NL:
+      return quantize_iq4_nl(x, out);
+    default:
+      fail("quantize_block_32: expected Q5_0, Q5_1, Q4_1 or IQ4_NL, got {}", dtype_name(t));
+  }
+}
+
+// value = d * level (Q5_0, IQ4_NL), d * level + m (Q4_1, Q5_1): one float product, one sum.
+void dequantize_block_32(DType t, const std::uint8_t* in, float* y) {
+  int q[32];
+  levels_32(t, in, q);
+  const float d = f16_to_f32(u16_at(in));
+  if (t == DType::Q5_1 || t == DType::Q4_1) {
+    const float m = f16_to_f32(u16_at(in + 2));
+    for (int e = 0; e < 32; ++e) y[e] = static_cast<float>(q[e]) * d + m;
+  } else {
+    for (int e = 0; e < 32; ++e) y[e] = static_cast<float>(q[e]) * d;
+  }
+}
+
+}  // namespace ls::kernels::quant_detail
