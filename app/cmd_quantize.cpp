@@ -22,16 +22,18 @@ namespace {
 
 DType parse_type(const std::string& s) {
   static const std::map<std::string, DType> kTypes = {
-      {"f32", DType::F32},   {"f16", DType::F16},   {"bf16", DType::BF16},    {"q8_0", DType::Q8_0},
-      {"q4_0", DType::Q4_0}, {"q4_k", DType::Q4_K}, {"q6_k", DType::Q6_K},    {"q5_0", DType::Q5_0},
-      {"q5_1", DType::Q5_1}, {"q4_1", DType::Q4_1}, {"iq4_nl", DType::IQ4_NL}};
+      {"f32", DType::F32},   {"f16", DType::F16},       {"bf16", DType::BF16},
+      {"q8_0", DType::Q8_0}, {"q4_0", DType::Q4_0},     {"q4_k", DType::Q4_K},
+      {"q6_k", DType::Q6_K}, {"q5_0", DType::Q5_0},     {"q5_1", DType::Q5_1},
+      {"q4_1", DType::Q4_1}, {"iq4_nl", DType::IQ4_NL}, {"q5_k", DType::Q5_K},
+      {"q3_k", DType::Q3_K}, {"q2_k", DType::Q2_K}};
   std::string lower;
   for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto it = kTypes.find(lower);
   if (it == kTypes.end())
     fail(
-        "--type '{}' is not supported (expected q8_0, q6_k, q5_0, q5_1, q4_k, q4_0, q4_1, "
-        "iq4_nl, f16, bf16 or f32)",
+        "--type '{}' is not supported (expected q8_0, q6_k, q5_k, q5_0, q5_1, q4_k, q4_0, "
+        "q4_1, iq4_nl, q3_k, q2_k, f16, bf16 or f32)",
         s);
   return it->second;
 }
@@ -50,7 +52,8 @@ void add_quantize_command(CLI::App& app) {
       "quantize",
       "Write a Hugging Face model directory as one GGUF file (llama.cpp layout). Norms and "
       "biases stay F32; matrices whose rows are not whole blocks of the type fall back as "
-      "llama-quantize does (Q4_K to Q5_0, Q6_K to Q8_0; F16 when not even whole 32-blocks), and "
+      "llama-quantize does (Q2_K, Q3_K to IQ4_NL, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0; F16 "
+      "when not even whole 32-blocks), and "
       "are listed");
   cmd->add_option("--model", o->q.model_dir,
                   "Hugging Face model directory, or a model id in the Hugging Face cache")
@@ -58,8 +61,9 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_option("--revision", o->revision, "With a model id: the branch, tag or commit")
       ->capture_default_str();
   cmd->add_flag("--pull", o->pull, "With a model id: download it first if the cache lacks it");
-  cmd->add_option("--type", o->type,
-                  "Matrix type: q8_0|q6_k|q5_0|q5_1|q4_k|q4_0|q4_1|iq4_nl|f16|bf16|f32")
+  cmd->add_option(
+         "--type", o->type,
+         "Matrix type: q8_0|q6_k|q5_k|q5_0|q5_1|q4_k|q4_0|q4_1|iq4_nl|q3_k|q2_k|f16|bf16|f32")
       ->capture_default_str();
   cmd->add_option("--out", o->q.out, "Output .gguf file")->required();
   cmd->add_option("--name", o->q.name, "general.name (default: the directory's name)");

@@ -58,7 +58,8 @@ std::vector<std::uint8_t> activations(DType weight, std::size_t cols, int tokens
 
 DType type_arg(std::int64_t i) {
   constexpr DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
-                              DType::Q5_0, DType::Q5_1, DType::Q4_1, DType::IQ4_NL};
+                              DType::Q5_0, DType::Q5_1, DType::Q4_1, DType::IQ4_NL,
+                              DType::Q5_K, DType::Q3_K, DType::Q2_K};
   return kTypes[i];
 }
 
@@ -194,9 +195,9 @@ void BM_read_bandwidth_1thread(benchmark::State& state) {
   state.counters["GB/s"] = gbs;
 }
 
-// 0 Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 4 Q5_0, 5 Q5_1, 6 Q4_1, 7 IQ4_NL. K-quants need
-// cols % 256 == 0, so they run the transposed shapes (896 x 4864, and 27986 x 4864 ~ the lm_head's
-// 136M weights).
+// 0 Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 4 Q5_0, 5 Q5_1, 6 Q4_1, 7 IQ4_NL, 8 Q5_K, 9 Q3_K, 10 Q2_K.
+// K-quants need cols % 256 == 0, so they run the transposed shapes (896 x 4864, and 27986 x 4864 ~
+// the lm_head's 136M weights).
 BENCHMARK(BM_matvec)
     ->Args({0, 4864, 896})
     ->Args({1, 4864, 896})
@@ -204,6 +205,9 @@ BENCHMARK(BM_matvec)
     ->Args({5, 4864, 896})
     ->Args({6, 4864, 896})
     ->Args({7, 4864, 896})
+    ->Args({8, 896, 4864})
+    ->Args({9, 896, 4864})
+    ->Args({10, 896, 4864})
     ->Args({2, 896, 4864})
     ->Args({3, 896, 4864})
     ->Args({0, 151936, 896})
@@ -231,6 +235,8 @@ BENCHMARK(BM_tile)
     ->Args({1, 4864, 896, 16})
     ->Args({4, 4864, 896, 16})
     ->Args({6, 4864, 896, 16})
+    ->Args({8, 896, 4864, 16})
+    ->Args({10, 896, 4864, 16})
     ->Args({2, 896, 4864, 16})
     ->Args({3, 896, 4864, 16})
     ->Unit(benchmark::kMillisecond);

@@ -437,6 +437,10 @@ LS_AVX2 void tile_t(DType weight, const std::uint8_t* w, std::size_t w_stride, i
     case DType::Q4_1:
     case DType::IQ4_NL:
       return tile_32_more_avx2(weight, w, w_stride, n_rows, xrows, T, nb, out, out_stride);
+    case DType::Q5_K:
+    case DType::Q3_K:
+    case DType::Q2_K:
+      return tile_k_more_avx2(weight, w, w_stride, n_rows, xrows, T, nb, out, out_stride);
     default:
       return tile_q6_k<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
   }

@@ -366,6 +366,11 @@ void quantize_row(DType type, const float* x, std::uint8_t* out, std::size_t n) 
       case DType::IQ4_NL:
         quant_detail::quantize_block_32(type, xb, ob);
         break;
+      case DType::Q5_K:
+      case DType::Q3_K:
+      case DType::Q2_K:
+        quant_detail::quantize_block_kq(type, xb, ob);
+        break;
       default:
         break;
     }
@@ -433,6 +438,11 @@ void dequantize_row(DType type, const std::uint8_t* in, float* out, std::size_t 
       case DType::IQ4_NL:
         quant_detail::dequantize_block_32(type, ib, y);
         break;
+      case DType::Q5_K:
+      case DType::Q3_K:
+      case DType::Q2_K:
+        quant_detail::dequantize_block_kq(type, ib, y);
+        break;
       default:
         break;
     }
@@ -450,6 +460,9 @@ DType dot_activation_type(DType weight) {
       return DType::Q8_0;
     case DType::Q4_K:
     case DType::Q6_K:
+    case DType::Q5_K:
+    case DType::Q3_K:
+    case DType::Q2_K:
       return DType::Q8_K;
     default:
       fail(

@@ -225,8 +225,14 @@ std::optional<DType> dtype_from_ggml_type(std::uint32_t id) {
       return DType::Q5_1;
     case 8:
       return DType::Q8_0;
+    case 10:
+      return DType::Q2_K;
+    case 11:
+      return DType::Q3_K;
     case 12:
       return DType::Q4_K;
+    case 13:
+      return DType::Q5_K;
     case 14:
       return DType::Q6_K;
     case 20:
@@ -350,7 +356,8 @@ GgufFile::GgufFile(const std::string& path, GgufArrays arrays) : file_(path) {
     if (!dtype)
       fail(
           "{}: {} has GGML type {}, which is not supported (supported: 0 F32, 1 F16, 30 BF16, "
-          "8 Q8_0, 2 Q4_0, 3 Q4_1, 6 Q5_0, 7 Q5_1, 20 IQ4_NL, 12 Q4_K, 14 Q6_K)",
+          "8 Q8_0, 2 Q4_0, 3 Q4_1, 6 Q5_0, 7 Q5_1, 20 IQ4_NL, 10 Q2_K, 11 Q3_K, 12 Q4_K, 13 Q5_K, "
+          "14 Q6_K)",
           path, what, type_id);
     t.dtype = *dtype;
     const auto offset = c.read<std::uint64_t>(what + " (offset)");

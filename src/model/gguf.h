@@ -38,7 +38,8 @@ enum class GgufType : std::uint32_t {
 std::string_view gguf_type_name(GgufType t);  // "uint32", "string", ...
 
 // GGML tensor type ids of the dtypes this engine stores (0 F32, 1 F16, 2 Q4_0, 3 Q4_1, 6 Q5_0,
-// 7 Q5_1, 8 Q8_0, 12 Q4_K, 14 Q6_K, 20 IQ4_NL, 30 BF16); nullopt for any other id.
+// 7 Q5_1, 8 Q8_0, 10 Q2_K, 11 Q3_K, 12 Q4_K, 13 Q5_K, 14 Q6_K, 20 IQ4_NL, 30 BF16); nullopt for
+// any other id.
 std::optional<DType> dtype_from_ggml_type(std::uint32_t id);
 std::uint32_t ggml_type_of(DType t);  // throws for Q8_K (not a storage type)
 

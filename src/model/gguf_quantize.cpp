@@ -219,6 +219,8 @@ DType gguf_tensor_type(DType requested, const std::vector<std::int64_t>& shape) 
   // same size per weight), then F16.
   DType fallback = DType::Q8_0;
   if (requested == DType::Q4_K) fallback = DType::Q5_0;
+  if (requested == DType::Q5_K) fallback = DType::Q5_1;
+  if (requested == DType::Q3_K || requested == DType::Q2_K) fallback = DType::IQ4_NL;
   if (cols % dtype_block_elems(fallback) == 0) return fallback;
   return DType::F16;
 }
@@ -248,8 +250,11 @@ std::uint32_t gguf_file_type(DType requested) {
     case DType::IQ4_NL:
       return 25;
     case DType::Q2_K:
+      return 10;
     case DType::Q3_K:
+      return 11;  // MOSTLY_Q3_K_S
     case DType::Q5_K:
+      return 16;  // MOSTLY_Q5_K_S
     case DType::Q8_K:
       break;
   }
@@ -257,7 +262,7 @@ std::uint32_t gguf_file_type(DType requested) {
 }
 
 bool gguf_can_write(DType type) {
-  return type != DType::Q8_K && type != DType::Q2_K && type != DType::Q3_K && type != DType::Q5_K;
+  return type != DType::Q8_K;
 }
 
 QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {

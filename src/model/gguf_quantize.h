@@ -24,13 +24,13 @@ struct QuantizeOptions {
 
 // The type a tensor is stored in for a requested type. 1-D tensors (norms, biases) are F32.
 // A matrix whose rows are not a whole number of the requested block format's blocks falls back
-// as llama-quantize's does: Q4_K to Q5_0 and Q6_K to Q8_0 when rows are a multiple of 32, and
-// any block format to F16 when they are not even that.
+// as llama-quantize's does: Q2_K and Q3_K to IQ4_NL, Q4_K to Q5_0, Q5_K to Q5_1 and Q6_K to Q8_0
+// when rows are a multiple of 32, and any block format to F16 when they are not even that.
 DType gguf_tensor_type(DType requested, const std::vector<std::int64_t>& shape);
 
 // llama.cpp's general.file_type for a requested type (ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q4_0 2,
-// MOSTLY_Q4_1 3, MOSTLY_Q8_0 7, MOSTLY_Q5_0 8, MOSTLY_Q5_1 9, MOSTLY_Q4_K_S 14, MOSTLY_Q6_K 18,
-// MOSTLY_IQ4_NL 25, MOSTLY_BF16 32).
+// MOSTLY_Q4_1 3, MOSTLY_Q8_0 7, MOSTLY_Q5_0 8, MOSTLY_Q5_1 9, MOSTLY_Q2_K 10, MOSTLY_Q3_K_S 11,
+// MOSTLY_Q4_K_S 14, MOSTLY_Q5_K_S 16, MOSTLY_Q6_K 18, MOSTLY_IQ4_NL 25, MOSTLY_BF16 32).
 std::uint32_t gguf_file_type(DType requested);
 
 // Whether this build can write a type (the block formats need the quantization kernels).

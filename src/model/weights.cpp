@@ -62,7 +62,14 @@ struct Binder {
         scale_at = 0, scales = 2;  // d and m
         break;
       case DType::Q4_K:
+      case DType::Q5_K:
         scale_at = 0, scales = 2;  // d and dmin
+        break;
+      case DType::Q3_K:
+        scale_at = 108;  // d after hmask, qs and the 12 bytes of scales
+        break;
+      case DType::Q2_K:
+        scale_at = 80, scales = 2;  // d and dmin after the 16 scale bytes and qs
         break;
       case DType::Q6_K:
         scale_at = 208;  // d after ql, qh and the 16 sub-block scales

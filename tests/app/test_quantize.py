@@ -112,7 +112,8 @@ def main():
     cfg["max_position_embeddings"] = 128
     write_model(wide, w, cfg, dtype="BF16", shards=2)
     want, _ = logits(wide, tmp, "wide-dir", ["--tokens", "1,2,3,4,5"])
-    for t in ("bf16", "q8_0", "q4_0", "q4_k", "q6_k", "q5_0", "q5_1", "q4_1", "iq4_nl"):
+    for t in ("bf16", "q8_0", "q4_0", "q4_k", "q6_k", "q5_0", "q5_1", "q4_1", "iq4_nl", "q5_k",
+              "q3_k", "q2_k"):
         out = os.path.join(tmp, "wide-%s.gguf" % t)
         r = run(["quantize", "--model", wide, "--type", t, "--out", out])
         if r.returncode != 0 and "not available in this build" in r.stderr:
@@ -137,7 +138,8 @@ def main():
             ok(float(np.abs(got - want).max()) == 0.0, "next wide bf16: logits == directory")
         else:
             corr = float(np.corrcoef(got.ravel(), want.ravel())[0, 1])
-            ok(corr > {"q8_0": 0.999, "q6_k": 0.995, "q5_0": 0.98, "q5_1": 0.98}.get(t, 0.9),
+            ok(corr > {"q8_0": 0.999, "q6_k": 0.995, "q5_0": 0.98, "q5_1": 0.98, "q5_k": 0.98,
+                       "q3_k": 0.85, "q2_k": 0.5}.get(t, 0.9),
                "next wide %s: logits correlate with BF16 (r = %.5f)" % (t, corr))
 
     # Rows of 288 (whole 32-blocks, not 256-blocks), as the 0.5B's 896: Q4_K falls back to Q5_0
@@ -163,13 +165,25 @@ def main():
         if r.returncode == 0 and want is not None:
             corr = float(np.corrcoef(np.load(got_path).ravel(), want.ravel())[0, 1])
             ok(corr > 0.9, "next narrow q4_k: logits correlate with BF16 (r = %.5f)" % corr)
+    for t, sub in (("q5_k", "Q5_1"), ("q6_k", "Q8_0"), ("q3_k", "IQ4_NL"), ("q2_k", "IQ4_NL")):
+        out = os.path.join(tmp, "narrow-%s.gguf" % t)
+        r = run(["quantize", "--model", narrow, "--type", t, "--out", out])
+        ok(r.returncode == 0 and "written as " + sub in r.stdout,
+           "quantize narrow -> %s: rows of 288 written as %s" % (t, sub), r.stdout + r.stderr)
+        if r.returncode == 0:
+            errors = gguf_ref.check(out, narrow, t)
+            for e in errors:
+                print("   ", e)
+            ok(not errors, "gguf_ref narrow -> %s" % t)
+            r = run(["next", "--model", out, "--tokens", "1,2,3,4,5"])
+            ok(r.returncode == 0, "next narrow %s" % t, r.stderr[:300])
 
     # Bad input.
     q = os.path.join(tmp, "q.gguf")
     expect_error(["quantize", "--model", os.path.join(tmp, "nope"), "--type", "f32", "--out", q],
                  "nope: not a model directory")
-    expect_error(["quantize", "--model", models["f32"], "--type", "q3_k", "--out", q],
-                 "--type 'q3_k' is not supported")
+    expect_error(["quantize", "--model", models["f32"], "--type", "iq2_xxs", "--out", q],
+                 "--type 'iq2_xxs' is not supported")
     expect_error(["quantize", "--model", models["f32"], "--type", "f32", "--out",
                   "/nonexistent/dir/x.gguf"], "/nonexistent/dir/x.gguf")
     garbage = os.path.join(tmp, "garbage.gguf")

@@ -73,10 +73,26 @@ std::vector<float> dequantize(DType t, const std::vector<std::uint8_t>& q, std::
 }
 
 constexpr DType kWeights[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
-                              DType::Q5_0, DType::Q5_1, DType::Q4_1, DType::IQ4_NL};
+                              DType::Q5_0, DType::Q5_1, DType::Q4_1, DType::IQ4_NL,
+                              DType::Q5_K, DType::Q3_K, DType::Q2_K};
 
 bool has_min(DType t) {  // formats whose blocks add an f16 minimum at byte 2
   return t == DType::Q4_1 || t == DType::Q5_1;
+}
+
+// The subtracted minimum dmin * m of element i of Q5_K / Q2_K.
+double k_min_at(DType t, const std::vector<std::uint8_t>& w, std::size_t i) {
+  const std::uint8_t* b = &w[i / 256 * ls::dtype_block_bytes(t)];
+  std::uint16_t h;
+  std::memcpy(&h, b + (t == DType::Q2_K ? 82 : 2), 2);
+  int m = 0;
+  if (t == DType::Q2_K) {
+    m = b[(i % 256) / 16] >> 4;
+  } else {
+    int sc;
+    k::quant_detail::q4_k_scale_min(b + 4, static_cast<int>(i % 256) / 32, &sc, &m);
+  }
+  return static_cast<double>(ls::f16_to_f32(h)) * m;
 }
 
 // Byte offsets of a block's f16 scales (d first).
@@ -111,6 +127,10 @@ double dot_magnitude(DType t, const std::vector<std::uint8_t>& w, const std::vec
       std::memcpy(&h, &w[i / be * bb + 2], 2);
       const double m = ls::f16_to_f32(h);
       a = std::fabs(wf[i] - m) + std::fabs(m);
+    }
+    if (t == DType::Q5_K || t == DType::Q2_K) {  // w = d sc q - dmin m, summed apart likewise
+      const double m = k_min_at(t, w, i);
+      a = std::fabs(wf[i] + m) + std::fabs(m);
     }
     mag += a * std::fabs(static_cast<double>(xf[i]));
   }
@@ -172,8 +192,14 @@ TEST(QuantFormats, Q4_0ErrorAtMostHalfAStep) {
 // K-quants: a search, not a closed form; bound the RMS error relative to the block's range.
 TEST(QuantFormats, KQuantErrorBounded) {
   std::mt19937 rng(3);
-  for (DType t : {DType::Q4_K, DType::Q6_K}) {
-    const double levels = t == DType::Q4_K ? 15 : 63;
+  for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q5_K, DType::Q3_K, DType::Q2_K}) {
+    const double levels = t == DType::Q4_K   ? 15
+                          : t == DType::Q6_K ? 63
+                          : t == DType::Q5_K ? 31
+                          : t == DType::Q3_K ? 7
+                                             : 3;
+    // Q2_K's 4-bit scales and mins cost more than the 6-bit ones of the others.
+    const double factor = t == DType::Q2_K ? 1.0 : t == DType::Q3_K ? 0.75 : 0.6;
     for (Fill f : kFills) {
       const auto x = make_row(f, 4864, rng);
       const auto y = dequantize(t, quantize(t, x), x.size());
@@ -192,7 +218,7 @@ TEST(QuantFormats, KQuantErrorBounded) {
         }
         // A sub-block's own range is at most the block's; 6-bit scale rounding costs a bit more.
         if (f != Fill::Tiny) {
-          ASSERT_LE(rms, 0.6 * step + 1e-30) << ls::dtype_name(t) << " fill " << int(f);
+          ASSERT_LE(rms, factor * step + 1e-30) << ls::dtype_name(t) << " fill " << int(f);
         } else {  // tiny scales underflow f16 (as in GGML); the values round towards 0
           ASSERT_LE(se, ss * 1.0001);
         }
@@ -251,6 +277,17 @@ TEST(QuantFormats, RaggedRowsAndNonBlockTypesThrow) {
   EXPECT_THROW(k::dot_quantized(DType::Q6_K, q.data(), q.data(), 32), ls::Error);
   EXPECT_THROW(k::dot_quantized(DType::Q8_K, q.data(), q.data(), 256), ls::Error);
   EXPECT_THROW(k::dot_quantized_ref(DType::F16, q.data(), q.data(), 32), ls::Error);
+  for (DType t : {DType::Q5_K, DType::Q3_K, DType::Q2_K}) {
+    EXPECT_THROW(k::quantize_row(t, x.data(), q.data(), 288), ls::Error) << ls::dtype_name(t);
+    EXPECT_THROW(k::dequantize_row(t, q.data(), x.data(), 32), ls::Error);
+    EXPECT_THROW(k::dot_quantized(t, q.data(), q.data(), 32), ls::Error);
+    EXPECT_THROW(k::dot_quantized_scalar(t, q.data(), q.data(), 128), ls::Error);
+    EXPECT_THROW(k::dot_quantized_ref(t, q.data(), q.data(), 257), ls::Error);
+    float out1;
+    EXPECT_THROW(k::dot_quantized_tile(t, q.data(), 84, 1, q.data(), 292, 1, 300, &out1, 1),
+                 ls::Error);
+    EXPECT_EQ(k::dot_activation_type(t), DType::Q8_K);
+  }
   for (DType t : {DType::Q5_0, DType::Q5_1, DType::Q4_1, DType::IQ4_NL}) {
     EXPECT_THROW(k::quantize_row(t, x.data(), q.data(), 48), ls::Error) << ls::dtype_name(t);
     EXPECT_THROW(k::dequantize_row(t, q.data(), x.data(), 40), ls::Error);

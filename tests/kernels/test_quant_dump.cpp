@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   const char* fills[] = {"normal", "zero", "equal", "huge", "tiny", "mixed", "ties", "sparse"};
   int id = 0;
   for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K, DType::Q8_K, DType::Q5_0,
-                  DType::Q5_1, DType::Q4_1, DType::IQ4_NL}) {
+                  DType::Q5_1, DType::Q4_1, DType::IQ4_NL, DType::Q5_K, DType::Q3_K, DType::Q2_K}) {
     const bool small = ls::dtype_block_elems(t) == 32;
     const std::vector<std::size_t> lengths = small ? std::vector<std::size_t>{32, 64, 224, 896}
                                                    : std::vector<std::size_t>{256, 512, 1792};

@@ -107,6 +107,9 @@ std::vector<SmallTensor> some_tensors() {
       {"w.q5_0", {64}, 6, pattern(44, 9)},  // 2 blocks of 22 bytes
       {"w.q5_1", {32, 1}, 7, pattern(24, 10)},
       {"w.iq4_nl", {32}, 20, pattern(18, 11)},
+      {"w.q5_k", {256}, 13, pattern(176, 12)},
+      {"w.q3_k", {256}, 11, pattern(110, 13)},
+      {"w.q2_k", {256, 1}, 10, pattern(84, 14)},
   };
 }
 
@@ -147,10 +150,11 @@ TEST(Gguf, ReadsEveryMetadataTypeAndTensorType) {
 
   ASSERT_EQ(f.tensors().size(), ts.size());
   const std::vector<std::pair<DType, std::vector<std::int64_t>>> want = {
-      {DType::F32, {3, 4}},    {DType::F16, {2, 8}}, {DType::BF16, {2, 2, 2}},
-      {DType::Q8_0, {2, 32}},  {DType::Q4_0, {64}},  {DType::Q4_K, {256}},
-      {DType::Q6_K, {1, 256}}, {DType::Q4_1, {32}},  {DType::Q5_0, {64}},
-      {DType::Q5_1, {1, 32}},  {DType::IQ4_NL, {32}}};
+      {DType::F32, {3, 4}},    {DType::F16, {2, 8}},   {DType::BF16, {2, 2, 2}},
+      {DType::Q8_0, {2, 32}},  {DType::Q4_0, {64}},    {DType::Q4_K, {256}},
+      {DType::Q6_K, {1, 256}}, {DType::Q4_1, {32}},    {DType::Q5_0, {64}},
+      {DType::Q5_1, {1, 32}},  {DType::IQ4_NL, {32}},  {DType::Q5_K, {256}},
+      {DType::Q3_K, {256}},    {DType::Q2_K, {1, 256}}};
   std::size_t expect_off = 0;
   for (std::size_t i = 0; i < ts.size(); ++i) {
     const TensorView* t = f.find(ts[i].name);

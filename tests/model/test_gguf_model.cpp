@@ -122,9 +122,11 @@ void expect_tensors_match(const std::string& gguf, DType requested) {
         const auto cols = static_cast<std::size_t>(s->shape[1]);
         want = requested;
         // llama-quantize's substitutes for rows that are not whole 256-blocks.
-        const DType fallback = requested == DType::Q4_K ? DType::Q5_0 : DType::Q8_0;
-        if (cols % dtype_block_elems(requested) != 0)
-          want = cols % 32 == 0 ? fallback : DType::F16;
+        DType fallback = DType::Q8_0;  // Q6_K
+        if (requested == DType::Q4_K) fallback = DType::Q5_0;
+        if (requested == DType::Q5_K) fallback = DType::Q5_1;
+        if (requested == DType::Q3_K || requested == DType::Q2_K) fallback = DType::IQ4_NL;
+        if (cols % dtype_block_elems(requested) != 0) want = cols % 32 == 0 ? fallback : DType::F16;
       }
       EXPECT_EQ(g->dtype, want);
       const std::int64_t rows = s->shape.size() == 2 ? s->shape[0] : 1;
@@ -217,7 +219,7 @@ TEST(GgufModel, Bf16AndF16AreBitExactConversions) {
 TEST(GgufModel, BlockTypesEqualQuantizeRowOfTheSource) {
   if (!gguf_can_write(DType::Q8_0)) GTEST_SKIP() << "quantization kernels not in this build";
   for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q5_0, DType::Q5_1, DType::Q4_1,
-                  DType::IQ4_NL}) {
+                  DType::IQ4_NL, DType::Q5_K, DType::Q3_K, DType::Q2_K}) {
     SCOPED_TRACE(dtype_name(t));
     const std::string path = convert(t, std::string(dtype_name(t)));
     expect_tensors_match(path, t);
@@ -232,6 +234,10 @@ TEST(GgufModel, FallbackRule) {
   EXPECT_EQ(gguf_tensor_type(DType::Q6_K, {896, 896}), DType::Q8_0);
   EXPECT_EQ(gguf_tensor_type(DType::Q4_K, {64, 176}), DType::F16);
   EXPECT_EQ(gguf_tensor_type(DType::Q5_1, {64, 896}), DType::Q5_1);
+  EXPECT_EQ(gguf_tensor_type(DType::Q5_K, {896, 896}), DType::Q5_1);
+  EXPECT_EQ(gguf_tensor_type(DType::Q3_K, {896, 896}), DType::IQ4_NL);
+  EXPECT_EQ(gguf_tensor_type(DType::Q2_K, {4864, 896}), DType::IQ4_NL);
+  EXPECT_EQ(gguf_tensor_type(DType::Q2_K, {896, 4864}), DType::Q2_K);
   EXPECT_EQ(gguf_tensor_type(DType::IQ4_NL, {64, 176}), DType::F16);
   EXPECT_EQ(gguf_tensor_type(DType::Q4_K, {4864, 1024}), DType::Q4_K);
   EXPECT_EQ(gguf_tensor_type(DType::Q8_0, {64, 176}), DType::F16);  // 176 = 5.5 x 32

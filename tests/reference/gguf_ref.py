@@ -2,13 +2,14 @@
 """Independent GGUF reader (numpy only, written from the GGUF specification) and a checker of a
 GGUF written by `logitscope quantize` against the Hugging Face directory it came from.
 
-    gguf_ref.py --gguf FILE --model DIR --type f32|f16|bf16|q8_0|q6_k|q5_0|q5_1|q4_k|q4_0|q4_1|iq4_nl
+    gguf_ref.py --gguf FILE --model DIR --type f32|f16|bf16|q8_0|q6_k|q5_k|q5_0|q5_1|q4_k|q4_0|q4_1|
+                                               iq4_nl|q3_k|q2_k
 
 checks the header, every metadata key llama.cpp's converter writes for Qwen2 (values from
 config.json, tokenizer.json and tokenizer_config.json), the tensor names (llama.cpp's, spelled
 out here independently of the engine's table), shapes, types and data: float types bit-exact
-against numpy's own conversion of the safetensors values, the block types (Q8_0, Q6_K, Q5_0,
-Q5_1, Q4_K, Q4_0, Q4_1, IQ4_NL) dequantized here and within their quantization error of the
+against numpy's own conversion of the safetensors values, the block types (Q8_0, Q6_K, Q5_K,
+Q5_0, Q5_1, Q4_K, Q4_0, Q4_1, IQ4_NL, Q3_K, Q2_K) dequantized here and within their quantization error of the
 source. Exit status 0 when everything matches."""
 import argparse
 import json
@@ -28,7 +29,8 @@ SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4",
 STRING, ARRAY = 8, 9
 GGML = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 30: ("BF16", 1, 2), 8: ("Q8_0", 32, 34),
         2: ("Q4_0", 32, 18), 12: ("Q4_K", 256, 144), 14: ("Q6_K", 256, 210),
-        3: ("Q4_1", 32, 20), 6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 20: ("IQ4_NL", 32, 18)}
+        3: ("Q4_1", 32, 20), 6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 20: ("IQ4_NL", 32, 18),
+        13: ("Q5_K", 256, 176), 11: ("Q3_K", 256, 110), 10: ("Q2_K", 256, 84)}
 IQ4NL = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113],
                  dtype=np.float32)
 
@@ -138,6 +140,48 @@ def dequant(kind, raw, n):
             return (d[:, None] * (q - 16)).reshape(-1), np.repeat(np.abs(d), 32)
         m = f16(b[:, 2:4].tobytes())  # x = d q + m; the f16 minimum adds its own rounding
         return ((d[:, None] * q) + m[:, None]).reshape(-1), np.repeat(np.abs(d) + np.abs(m) / 512, 32)
+    if kind in ("Q2_K", "Q3_K"):
+        # 16 sub-blocks of 16; element e = 128h + 32j + l: 2 bits at 2j of qs byte 32h + l.
+        # Q2_K: scales[16] (4-bit scale | 4-bit min << 4), qs[64], f16 d, dmin; d sc q - dmin m.
+        # Q3_K: hmask[32] (bit e // 32 of byte e % 32 set: +4), qs[64], 12 bytes of 6-bit scales
+        # (low 4 bits two to a byte, high 2 bits in bytes 8..11), f16 d; d (sc - 32) (q - 4).
+        size = 84 if kind == "Q2_K" else 110
+        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, size).astype(np.int64)
+        e = np.arange(256)
+        qs = b[:, 16:80] if kind == "Q2_K" else b[:, 32:96]
+        q = (qs[:, 32 * (e // 128) + e % 32] >> (2 * ((e // 32) % 4))) & 3
+        if kind == "Q2_K":
+            d, dmin = f16(b[:, 80:82].astype(np.uint8).tobytes()), f16(b[:, 82:84].astype(np.uint8).tobytes())
+            sc, mn = (b[:, :16] & 0xF)[:, e // 16], (b[:, :16] >> 4)[:, e // 16]
+            ds = d[:, None] * sc
+            out = ds * q - (dmin[:, None] * mn)
+            return out.reshape(-1).astype(np.float32), (np.abs(ds) + np.abs(dmin)[:, None] / 2).reshape(-1)
+        q = q + 4 * ((b[:, e % 32] >> (e // 32)) & 1) - 4
+        s = b[:, 96:108]
+        j = np.arange(16)
+        lo = np.where(j < 8, s[:, j % 8] & 0xF, s[:, j % 8] >> 4)
+        sc = (lo | (((s[:, 8 + j % 4] >> (2 * (j // 4))) & 3) << 4)) - 32
+        d = f16(b[:, 108:110].astype(np.uint8).tobytes())
+        ds = d[:, None] * sc[:, e // 16]
+        return (ds * q).reshape(-1).astype(np.float32), np.abs(ds).reshape(-1)
+    if kind == "Q5_K":  # Q4_K's scales and nibbles at 4 and 48, a fifth bit (qh[32] at 16)
+        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 176)
+        d, dmin = f16(b[:, 0:2].tobytes()), f16(b[:, 2:4].tobytes())
+        sc, qh, qs = b[:, 4:16].astype(np.int32), b[:, 16:48].astype(np.int32), b[:, 48:]
+        out = np.zeros((len(b), 256), dtype=np.float32)
+        err = np.zeros((len(b), 256), dtype=np.float32)
+        for j in range(8):  # sub-block j: nibble half j % 2 of bytes 32 (j // 2).., bit j of qh
+            if j < 4:
+                scale, mn = sc[:, j] & 63, sc[:, j + 4] & 63
+            else:
+                scale = (sc[:, j + 4] & 0xF) | ((sc[:, j - 4] >> 6) << 4)
+                mn = (sc[:, j + 4] >> 4) | ((sc[:, j] >> 6) << 4)
+            nib = (qs[:, 32 * (j // 2):32 * (j // 2) + 32] >> (4 * (j % 2))) & 0xF
+            q = nib | (((qh >> j) & 1) << 4)
+            ds = d * scale
+            out[:, 32 * j:32 * j + 32] = ds[:, None] * q - (dmin * mn)[:, None]
+            err[:, 32 * j:32 * j + 32] = np.abs(ds)[:, None]
+        return out.reshape(-1), err.reshape(-1)
     if kind == "Q4_K":
         b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 144)
         d, dmin = f16(b[:, 0:2].tobytes()), f16(b[:, 2:4].tobytes())
@@ -193,11 +237,11 @@ LAYER = {
     "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight",
 }
 FILE_TYPE = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 7, "q4_k": 14, "q6_k": 18, "bf16": 32,
-             "q4_1": 3, "q5_0": 8, "q5_1": 9, "iq4_nl": 25}
+             "q4_1": 3, "q5_0": 8, "q5_1": 9, "iq4_nl": 25, "q5_k": 16, "q3_k": 11, "q2_k": 10}
 BLOCK = {"f32": 1, "f16": 1, "bf16": 1, "q8_0": 32, "q4_0": 32, "q4_k": 256, "q6_k": 256,
-         "q4_1": 32, "q5_0": 32, "q5_1": 32, "iq4_nl": 32}
+         "q4_1": 32, "q5_0": 32, "q5_1": 32, "iq4_nl": 32, "q5_k": 256, "q3_k": 256, "q2_k": 256}
 # llama-quantize's substitute when rows are not whole 256-blocks (then F16 if not whole 32-blocks).
-FALLBACK = {"q4_k": "Q5_0", "q6_k": "Q8_0"}
+FALLBACK = {"q4_k": "Q5_0", "q6_k": "Q8_0", "q5_k": "Q5_1", "q3_k": "IQ4_NL", "q2_k": "IQ4_NL"}
 
 
 def gguf_name(hf):
@@ -308,19 +352,22 @@ def check(gguf, model_dir, type_name):
             deq, step = dequant(kind, t["data"], flat.size)
             # Round to nearest: within half a step, plus the f16 rounding of the scales.
             bound = {"Q8_0": 0.6, "Q4_0": 1.1, "Q4_K": 1.1, "Q6_K": 1.1, "Q5_0": 1.1, "Q5_1": 0.6,
-                     "Q4_1": 0.6, "IQ4_NL": 1.3}[kind] * step
+                     "Q4_1": 0.6, "IQ4_NL": 1.3, "Q5_K": 1.1, "Q3_K": 1.6, "Q2_K": 1.6}[kind] * step
             bound = bound + 1e-6 * np.abs(flat).max()
             if kind == "IQ4_NL":  # a least-squares scale may leave the block's extremes past the
                 # table's ends (113 and -127 times d): their distance to the end is allowed too
                 bound = bound + np.maximum(0, np.abs(flat) - 113 * step / 12)
-            if kind == "Q4_K":  # mins are quantized too: allow their step as well
+            if kind in ("Q4_K", "Q5_K"):  # mins are quantized too: allow their step as well
                 bound = bound + np.abs(flat).max() / 63 * 0.6
+            if kind in ("Q3_K", "Q2_K"):  # a least-squares scale may clip a sub-block's extremes
+                bound = bound + np.abs(flat).max() / 4
             err = np.abs(deq - flat)
             worst[kind] = max(worst.get(kind, 0.0), float((err / np.maximum(bound, 1e-30)).max()))
             expect(bool((err <= bound).all()), "%s %s: error %.3g above bound" % (name, kind, err.max()))
             rel = np.linalg.norm(deq - flat) / np.linalg.norm(flat)
             limit = {"Q8_0": 0.01, "Q4_0": 0.2, "Q4_K": 0.15, "Q6_K": 0.05, "Q5_0": 0.1,
-                     "Q5_1": 0.06, "Q4_1": 0.12, "IQ4_NL": 0.15}[kind]
+                     "Q5_1": 0.06, "Q4_1": 0.12, "IQ4_NL": 0.15, "Q5_K": 0.08, "Q3_K": 0.3,
+                     "Q2_K": 0.5}[kind]
             expect(rel < limit, "%s relative error %.3g" % (name, rel))
     print("gguf_ref: %s: %d tensors, %d keys checked%s" % (
         gguf, len(tensors), len(kv), "".join(", %s error/bound %.2f" % kv_ for kv_ in worst.items())))
