@@ -308,7 +308,7 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
     w.add_float32(a + "rope.scaling.factor", static_cast<float>(config.rope.factor));
     w.add_uint32(a + "rope.scaling.original_context_length", u32(config.rope.original_context));
   }
-  w.add_uint32("general.file_type", gguf_file_type(o.type));
+  w.add_uint32("general.file_type", o.mix ? quant_mix_file_type(*o.mix) : gguf_file_type(o.type));
   w.add_uint32("general.quantization_version", 2);
   if (fs::exists(dir / "tokenizer.json")) {
     add_tokenizer_metadata(w, dir, config);
@@ -321,9 +321,14 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
     const std::string hf = hf_tensor_name(role, layer);
     const TensorView* t = store.find(hf);
     if (t == nullptr) fail("{}: missing tensor '{}'", o.model_dir, hf);
-    const DType type = gguf_tensor_type(o.type, t->shape);
-    if (t->shape.size() == 2 && type != o.type)
-      result.fallbacks.push_back({gguf_tensor_name(role, layer), t->shape, type});
+    DType wanted = o.type;
+    if (o.mix && t->shape.size() == 2)
+      wanted = quant_mix_tensor_type(*o.mix, role, layer, config.num_hidden_layers,
+                                     config.num_attention_heads / config.num_key_value_heads,
+                                     config.tie_word_embeddings, t->shape.back());
+    const DType type = gguf_tensor_type(wanted, t->shape);
+    if (t->shape.size() == 2 && type != wanted)
+      result.fallbacks.push_back({gguf_tensor_name(role, layer), t->shape, wanted, type});
     jobs.push_back({gguf_tensor_name(role, layer), t, type});
     w.add_tensor(jobs.back().name, type, t->shape);
   };

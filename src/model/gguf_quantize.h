@@ -6,16 +6,21 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/dtype.h"
+#include "model/gguf_mix.h"
 
 namespace ls {
 
 struct QuantizeOptions {
   std::string model_dir;  // Hugging Face directory (config.json, *.safetensors, tokenizer.json)
   DType type = DType::Q8_0;
+  // A llama-quantize mix (--type q4_k_m, ...): each matrix's type from quant_mix_tensor_type,
+  // `type` being the mix's default type.
+  std::optional<QuantMix> mix;
   std::string out;   // the .gguf to write
   std::string name;  // general.name; "" = the directory's name
   // Called after each tensor is written, with the count done and the total (a progress line).
@@ -40,7 +45,8 @@ struct QuantizeResult {
   struct Fallback {
     std::string tensor;
     std::vector<std::int64_t> shape;
-    DType type;
+    DType wanted;  // the type asked for (the mix's choice for this matrix)
+    DType type;    // the type written
   };
   std::vector<Fallback> fallbacks;  // matrices not stored in the requested type
   std::size_t tensors = 0;

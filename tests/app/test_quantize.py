@@ -113,7 +113,7 @@ def main():
     write_model(wide, w, cfg, dtype="BF16", shards=2)
     want, _ = logits(wide, tmp, "wide-dir", ["--tokens", "1,2,3,4,5"])
     for t in ("bf16", "q8_0", "q4_0", "q4_k", "q6_k", "q5_0", "q5_1", "q4_1", "iq4_nl", "q5_k",
-              "q3_k", "q2_k"):
+              "q3_k", "q2_k", "q5_k_m", "q4_k_m", "q3_k_m"):
         out = os.path.join(tmp, "wide-%s.gguf" % t)
         r = run(["quantize", "--model", wide, "--type", t, "--out", out])
         if r.returncode != 0 and "not available in this build" in r.stderr:
@@ -139,7 +139,7 @@ def main():
         else:
             corr = float(np.corrcoef(got.ravel(), want.ravel())[0, 1])
             ok(corr > {"q8_0": 0.999, "q6_k": 0.995, "q5_0": 0.98, "q5_1": 0.98, "q5_k": 0.98,
-                       "q3_k": 0.85, "q2_k": 0.5}.get(t, 0.9),
+                       "q3_k": 0.85, "q2_k": 0.5, "q5_k_m": 0.98, "q3_k_m": 0.85}.get(t, 0.9),
                "next wide %s: logits correlate with BF16 (r = %.5f)" % (t, corr))
 
     # Rows of 288 (whole 32-blocks, not 256-blocks), as the 0.5B's 896: Q4_K falls back to Q5_0
@@ -165,7 +165,9 @@ def main():
         if r.returncode == 0 and want is not None:
             corr = float(np.corrcoef(np.load(got_path).ravel(), want.ravel())[0, 1])
             ok(corr > 0.9, "next narrow q4_k: logits correlate with BF16 (r = %.5f)" % corr)
-    for t, sub in (("q5_k", "Q5_1"), ("q6_k", "Q8_0"), ("q3_k", "IQ4_NL"), ("q2_k", "IQ4_NL")):
+    # The mixes (q2_k is llama-quantize's Q2_K, a mix): their per-matrix choices checked by gguf_ref.
+    for t, sub in (("q5_k", "Q5_1"), ("q6_k", "Q8_0"), ("q3_k", "IQ4_NL"), ("q2_k", "IQ4_NL"),
+                   ("q5_k_m", "Q5_1"), ("q4_k_m", "Q5_0"), ("q3_k_m", "IQ4_NL")):
         out = os.path.join(tmp, "narrow-%s.gguf" % t)
         r = run(["quantize", "--model", narrow, "--type", t, "--out", out])
         ok(r.returncode == 0 and "written as " + sub in r.stdout,
@@ -200,7 +202,8 @@ def main():
         with open(cut, "wb") as f:
             f.write(data[: len(data) - 1000])
         expect_error(["next", "--model", cut, "--tokens", "1"], "runs past the end of the file")
-    ok("q8_0" in help_text and "--out" in help_text, "quantize --help lists the types")
+    ok("q8_0" in help_text and "--out" in help_text and "q4_k_m" in help_text,
+       "quantize --help lists the types and the mixes")
 
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0

@@ -4,6 +4,7 @@
 // present with llama.cpp's values, and the chat template carried over.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -244,6 +245,48 @@ TEST(GgufModel, FallbackRule) {
   EXPECT_EQ(gguf_tensor_type(DType::Q4_0, {64, 64}), DType::Q4_0);
   EXPECT_EQ(gguf_tensor_type(DType::BF16, {64, 176}), DType::BF16);
   EXPECT_EQ(gguf_tensor_type(DType::Q8_0, {896}), DType::F32);  // norms, biases
+}
+
+// llama-quantize's choices on Qwen2.5-0.5B's shapes (24 layers, 14 / 2 heads, tied, rows of 896
+// and 4864), before the fallback of rows that are not whole blocks.
+TEST(GgufModel, MixesChooseAsLlamaQuantize) {
+  using R = WeightRole;
+  const auto type = [](QuantMix m, R role, std::int64_t layer, std::int64_t cols) {
+    return quant_mix_tensor_type(m, role, layer, 24, 7, true, cols);
+  };
+  // Layers with more bits in Q4_K_M / Q5_K_M: 0-2, 21-23 and every third from 5.
+  const std::vector<std::int64_t> more = {0, 1, 2, 5, 8, 11, 14, 17, 20, 21, 22, 23};
+  for (std::int64_t l = 0; l < 24; ++l) {
+    const bool m = std::find(more.begin(), more.end(), l) != more.end();
+    EXPECT_EQ(type(QuantMix::Q4_K_M, R::Wv, l, 896), m ? DType::Q6_K : DType::Q4_K) << l;
+    EXPECT_EQ(type(QuantMix::Q5_K_M, R::WDown, l, 4864), m ? DType::Q6_K : DType::Q5_K) << l;
+    EXPECT_EQ(type(QuantMix::Q4_K_M, R::Wq, l, 896), DType::Q4_K);
+    EXPECT_EQ(type(QuantMix::Q3_K_M, R::Wv, l, 896), l < 2 ? DType::Q5_K : DType::Q4_K);
+    EXPECT_EQ(type(QuantMix::Q3_K_M, R::WDown, l, 4864), l < 1 ? DType::Q5_K : DType::Q4_K);
+    EXPECT_EQ(type(QuantMix::Q3_K_M, R::Wo, l, 896), DType::Q4_K);
+    EXPECT_EQ(type(QuantMix::Q3_K_M, R::WGate, l, 896), DType::Q3_K);
+    EXPECT_EQ(type(QuantMix::Q2_K, R::Wv, l, 896), DType::Q4_K);  // 7 query heads per kv head
+    EXPECT_EQ(type(QuantMix::Q2_K, R::WDown, l, 4864), DType::Q3_K);
+    EXPECT_EQ(type(QuantMix::Q2_K, R::WUp, l, 896), DType::Q2_K);
+  }
+  EXPECT_EQ(quant_mix_tensor_type(QuantMix::Q2_K, R::Wv, 3, 24, 2, true, 896), DType::Q3_K);
+  // The tied embedding is the output matrix: Q8_0 for rows of 896, else Q6_K; untied, the
+  // embedding keeps the default type and lm_head takes Q6_K.
+  EXPECT_EQ(type(QuantMix::Q4_K_M, R::TokenEmbedding, -1, 896), DType::Q8_0);
+  EXPECT_EQ(type(QuantMix::Q4_K_M, R::TokenEmbedding, -1, 1536), DType::Q6_K);
+  EXPECT_EQ(quant_mix_tensor_type(QuantMix::Q4_K_M, R::TokenEmbedding, -1, 28, 7, false, 3584),
+            DType::Q4_K);
+  EXPECT_EQ(quant_mix_tensor_type(QuantMix::Q4_K_M, R::LmHead, -1, 28, 7, false, 3584),
+            DType::Q6_K);
+  // What a 0.5B Q4_K_M file then holds: Q5_0 for the 896-column Q4_K matrices, Q8_0 for the
+  // 896-column Q6_K ones.
+  EXPECT_EQ(gguf_tensor_type(type(QuantMix::Q4_K_M, R::Wq, 3, 896), {896, 896}), DType::Q5_0);
+  EXPECT_EQ(gguf_tensor_type(type(QuantMix::Q4_K_M, R::Wv, 0, 896), {128, 896}), DType::Q8_0);
+  EXPECT_EQ(gguf_tensor_type(type(QuantMix::Q4_K_M, R::WDown, 0, 4864), {896, 4864}), DType::Q6_K);
+  EXPECT_EQ(quant_mix_from_name("Q4_K_M"), QuantMix::Q4_K_M);
+  EXPECT_EQ(quant_mix_from_name("q2_k"), QuantMix::Q2_K);
+  EXPECT_EQ(quant_mix_from_name("q4_k"), std::nullopt);
+  EXPECT_EQ(quant_mix_file_type(QuantMix::Q4_K_M), 15u);
 }
 
 TEST(GgufModel, MetadataAsLlamaCppWritesIt) {

@@ -237,11 +237,41 @@ LAYER = {
     "mlp.up_proj.weight": "ffn_up.weight", "mlp.down_proj.weight": "ffn_down.weight",
 }
 FILE_TYPE = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 7, "q4_k": 14, "q6_k": 18, "bf16": 32,
-             "q4_1": 3, "q5_0": 8, "q5_1": 9, "iq4_nl": 25, "q5_k": 16, "q3_k": 11, "q2_k": 10}
-BLOCK = {"f32": 1, "f16": 1, "bf16": 1, "q8_0": 32, "q4_0": 32, "q4_k": 256, "q6_k": 256,
-         "q4_1": 32, "q5_0": 32, "q5_1": 32, "iq4_nl": 32, "q5_k": 256, "q3_k": 256, "q2_k": 256}
+             "q4_1": 3, "q5_0": 8, "q5_1": 9, "iq4_nl": 25, "q5_k": 16, "q3_k": 11, "q2_k": 10,
+             "q3_k_m": 12, "q4_k_m": 15, "q5_k_m": 17}
 # llama-quantize's substitute when rows are not whole 256-blocks (then F16 if not whole 32-blocks).
-FALLBACK = {"q4_k": "Q5_0", "q6_k": "Q8_0", "q5_k": "Q5_1", "q3_k": "IQ4_NL", "q2_k": "IQ4_NL"}
+FALLBACK = {"Q4_K": "Q5_0", "Q6_K": "Q8_0", "Q5_K": "Q5_1", "Q3_K": "IQ4_NL", "Q2_K": "IQ4_NL"}
+# llama-quantize's mixes (q2_k is its Q2_K file type, a mix too) and their default K-quant.
+MIX = {"q2_k": "Q2_K", "q3_k_m": "Q3_K", "q4_k_m": "Q4_K", "q5_k_m": "Q5_K"}
+
+
+def mix_choice(type_name, name, cols, cfg):
+    """The type llama-quantize picks for matrix `name` in a mix, for a dense model without an
+    importance matrix (before the fallback for rows that are not whole blocks)."""
+    base = MIX[type_name]
+    n = cfg["num_hidden_layers"]
+    gqa = cfg["num_attention_heads"] // cfg["num_key_value_heads"]
+    if name == "output.weight" or (name == "token_embd.weight" and cfg["tie_word_embeddings"]):
+        return "Q6_K" if cols % 256 == 0 else "Q8_0"
+    parts = name.split(".")
+    if parts[0] != "blk":
+        return base
+    i, what = int(parts[1]), parts[2]
+    more = i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+    if what == "attn_v":
+        return {"q2_k": "Q4_K" if gqa >= 4 else "Q3_K", "q3_k_m": "Q5_K" if i < 2 else "Q4_K"}.get(
+            type_name, "Q6_K" if more else base)
+    if what == "ffn_down":
+        return {"q2_k": "Q3_K", "q3_k_m": "Q5_K" if i < n // 16 else "Q4_K"}.get(
+            type_name, "Q6_K" if more else base)
+    if what == "attn_output":
+        return {"q2_k": "Q3_K", "q3_k_m": "Q4_K"}.get(type_name, base)
+    return base
+
+
+KIND_BLOCK = {"Q8_0": 32, "Q4_0": 32, "Q4_1": 32, "Q5_0": 32, "Q5_1": 32, "IQ4_NL": 32,
+              "Q2_K": 256, "Q3_K": 256, "Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "F16": 1,
+              "BF16": 1, "F32": 1}
 
 
 def gguf_name(hf):
@@ -337,9 +367,9 @@ def check(gguf, model_dir, type_name):
         if x.ndim == 1:
             expect(kind == "F32", "%s is %s, expected F32" % (name, kind))
         else:
-            want = type_name.upper()
-            if x.shape[1] % BLOCK[type_name]:
-                want = FALLBACK.get(type_name, "F16") if x.shape[1] % 32 == 0 else "F16"
+            want = mix_choice(type_name, name, x.shape[1], cfg) if type_name in MIX else type_name.upper()
+            if x.shape[1] % KIND_BLOCK[want]:
+                want = FALLBACK.get(want, "F16") if x.shape[1] % 32 == 0 else "F16"
             expect(kind == want, "%s is %s, expected %s" % (name, kind, want))
         flat = x.reshape(-1)
         if kind == "F32":
