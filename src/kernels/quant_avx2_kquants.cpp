@@ -94,14 +94,17 @@ LS_AVX2 void tile_q5_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
 // ---- Q3_K and Q2_K: 2-bit levels, 16 sub-blocks of 16
 // ---------------------------------------------
 
-// The 16 sub-block scales of a Q3_K block, minus 32, as int8.
-inline __m128i q3_k_scales(const std::uint8_t* s) {
-  alignas(16) std::int8_t v[16];
-  for (int j = 0; j < 16; ++j) {
-    const int lo = j < 8 ? s[j] & 0x0F : s[j - 8] >> 4;
-    v[j] = static_cast<std::int8_t>((lo | (((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32);
-  }
-  return _mm_load_si128(reinterpret_cast<const __m128i*>(v));
+// The 16 sub-block scales of a Q3_K block, minus 32, as int8: 32-bit words of the 12 bytes give
+// scales 4k..4k+3 at once (low nibbles from bytes 0..7, the top 2 bits from bytes 8..11).
+LS_AVX2 inline __m128i q3_k_scales(const std::uint8_t* s) {
+  std::uint32_t u[3];
+  std::memcpy(u, s, 12);
+  constexpr std::uint32_t k4 = 0x0f0f0f0f, k2 = 0x03030303;
+  const __m128i v = _mm_set_epi32(static_cast<int>(((u[1] >> 4) & k4) | (((u[2] >> 6) & k2) << 4)),
+                                  static_cast<int>(((u[0] >> 4) & k4) | (((u[2] >> 4) & k2) << 4)),
+                                  static_cast<int>((u[1] & k4) | (((u[2] >> 2) & k2) << 4)),
+                                  static_cast<int>((u[0] & k4) | ((u[2] & k2) << 4)));
+  return _mm_sub_epi8(v, _mm_set1_epi8(32));
 }
 
 template <bool kQ3, int T>
