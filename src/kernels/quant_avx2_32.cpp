@@ -112,7 +112,7 @@ LS_AVX2 void tile(const std::uint8_t* w, std::size_t w_stride, int n_rows,
   float* txs[T];
 #pragma GCC unroll 4
   for (int t = 0; t < T; ++t) {
-    dxs[t] = &prep[16 * chunks * t];
+    dxs[t] = prep.data() + 16 * chunks * t;  // (no operator[]: empty for an empty row)
     txs[t] = dxs[t] + 8 * chunks;
     for (std::size_t b = 0; b < nb; ++b) {
       const std::uint8_t* xb = xrows[t] + b * kBX;
