@@ -1,10 +1,12 @@
 // Highway implementations of the dot products, compiled once per SIMD target and dispatched at
-// run time. Four independent accumulators hide FMA latency; the tail is handled by a masked
-// load of zeros, so the summation order depends only on n and the vector width.
+// run time. The single dot is dot-inl.h's (shared with attention); the summation order depends
+// only on n and the vector width.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/dot.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+
+#include "kernels/dot-inl.h"
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -16,55 +18,6 @@
 HWY_BEFORE_NAMESPACE();
 namespace ls::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-// Loads N lanes of weights as float32, whatever their storage type.
-template <class DF>
-HWY_INLINE hn::Vec<DF> load_weights(DF df, const float* w) {
-  return hn::LoadU(df, w);
-}
-template <class DF>
-HWY_INLINE hn::Vec<DF> load_weights(DF df, const hwy::bfloat16_t* w) {
-  const hn::Rebind<hwy::bfloat16_t, DF> dbf;
-  return hn::PromoteTo(df, hn::LoadU(dbf, w));
-}
-template <class DF>
-HWY_INLINE hn::Vec<DF> load_weights(DF df, const hwy::float16_t* w) {
-  const hn::Rebind<hwy::float16_t, DF> dh;
-  return hn::PromoteTo(df, hn::LoadU(dh, w));
-}
-
-HWY_INLINE float to_f32(float v) {
-  return v;
-}
-HWY_INLINE float to_f32(hwy::bfloat16_t v) {
-  return ls::bf16_to_f32(v.bits);
-}
-HWY_INLINE float to_f32(hwy::float16_t v) {
-  return ls::f16_to_f32(v.bits);
-}
-
-template <typename W>
-HWY_INLINE float dot_impl(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, size_t n) {
-  const hn::ScalableTag<float> df;
-  const size_t lanes = hn::Lanes(df);
-  auto s0 = hn::Zero(df), s1 = hn::Zero(df), s2 = hn::Zero(df), s3 = hn::Zero(df);
-  size_t i = 0;
-  for (; i + 4 * lanes <= n; i += 4 * lanes) {
-    s0 = hn::MulAdd(load_weights(df, w + i), hn::LoadU(df, x + i), s0);
-    s1 = hn::MulAdd(load_weights(df, w + i + lanes), hn::LoadU(df, x + i + lanes), s1);
-    s2 = hn::MulAdd(load_weights(df, w + i + 2 * lanes), hn::LoadU(df, x + i + 2 * lanes), s2);
-    s3 = hn::MulAdd(load_weights(df, w + i + 3 * lanes), hn::LoadU(df, x + i + 3 * lanes), s3);
-  }
-  for (; i + lanes <= n; i += lanes) {
-    s0 = hn::MulAdd(load_weights(df, w + i), hn::LoadU(df, x + i), s0);
-  }
-  float tail = 0.0f;
-  for (; i < n; ++i) {
-    tail += to_f32(w[i]) * x[i];
-  }
-  s0 = hn::Add(hn::Add(s0, s1), hn::Add(s2, s3));
-  return hn::GetLane(hn::SumOfLanes(df, s0)) + tail;
-}
 
 // A tile of dot products: R weight rows against T activation rows, one vector accumulator per
 // (row, token) pair, summed over the elements in order. Each pair's arithmetic is the same

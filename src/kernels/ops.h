@@ -53,6 +53,11 @@ struct KvRows {
 void attend_group(const float* q, std::size_t group, const KvRows& k, const KvRows& v,
                   DType cache_type, std::size_t n_ctx, std::size_t head_dim, float scale,
                   float* scratch, float* out);
+// The same in plain loops (each key row widened into scratch, then dot_f32): the reference the
+// vectorized attend_group (attention.cpp) equals bit for bit on every CPU.
+void attend_group_plain(const float* q, std::size_t group, const KvRows& k, const KvRows& v,
+                        DType cache_type, std::size_t n_ctx, std::size_t head_dim, float scale,
+                        float* scratch, float* out);
 
 // Converts n float32 values to a cache row of type F32, F16 or BF16 (round to nearest even).
 void store_row(const float* x, std::size_t n, DType type, std::uint8_t* out);
