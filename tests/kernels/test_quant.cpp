@@ -456,8 +456,9 @@ TEST(QuantDot, TilesBitIdenticalToSingleDots) {
       if (n > 1792) continue;
       const std::size_t wb = ls::dtype_bytes(t, static_cast<std::int64_t>(n));
       const std::size_t xb = ls::dtype_bytes(a, static_cast<std::int64_t>(n));
-      // >= 8 rows take the prepared-activation path; > 16 tokens need two passes of the VNNI tile
-      const int max_rows = 9, max_tok = 18;
+      // >= 8 rows take the prepared-activation path (Q4_0) and groups of 8 rows (Q4_K); > 16
+      // tokens need two passes of the VNNI tile
+      const int max_rows = 17, max_tok = 18;
       // Strides larger than a row: tiles must honour them.
       std::vector<std::uint8_t> w(max_rows * (wb + 8)), x(max_tok * (xb + 4));
       for (int r = 0; r < max_rows; ++r) {
@@ -468,7 +469,7 @@ TEST(QuantDot, TilesBitIdenticalToSingleDots) {
         const auto xs = make_row(i == 2 ? Fill::Mixed : Fill::Normal, n, rng);
         k::quantize_activations(a, xs.data(), &x[i * (xb + 4)], n);
       }
-      for (int rows : {1, 2, 3, 4, 8, 9}) {
+      for (int rows : {1, 2, 3, 4, 8, 9, 16, 17}) {
         for (int tok = 1; tok <= max_tok; ++tok) {
           constexpr int kStride = max_tok + 1;
           std::vector<float> out(rows * kStride, -1.0f);
