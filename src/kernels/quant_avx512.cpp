@@ -116,7 +116,8 @@ LS_AVX512VNNI void tile_q8_0_vnni(const std::uint8_t* w, std::size_t w_stride, i
 }  // namespace
 
 bool avx512_vnni_supported() {
-  static const bool ok = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  static const bool ok = __builtin_cpu_supports("avx512vnni") &&
+                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
   return ok;
 }
 

@@ -157,14 +157,31 @@ bool use_vnni() {
 }
 
 // Q8_0 tiles of 2 or more tokens take the VNNI kernel where there is one: it transposes each
-// weight chunk once for all tokens, which does not pay for a single token.
+// weight chunk once for all tokens, which does not pay for a single token. Q4_K and Q5_0 rows in
+// groups of 8 take their AVX-512 tiles on the same CPUs.
 void tile_simd(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
                const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n, float* out,
                std::size_t out_stride) {
-  if (weight == DType::Q8_0 && n_tok >= 2 && use_vnni())
+  if (weight == DType::Q8_0 && n_tok >= 2 && use_vnni()) {
     dot_tile_q8_0_vnni(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
-  else
-    dot_tile_avx2(weight, w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
+    return;
+  }
+  // Q5_0 decode stays on the AVX2 tile: row by row it reads the matrix as one stream, where the
+  // groups of 8 rows halve a memory-bound decode (measured: 0.5B q4_k file, 50 -> 28 tok/s).
+  if ((weight == DType::Q4_K || (weight == DType::Q5_0 && n_tok >= 2)) && n_rows >= 8 &&
+      use_vnni()) {  // groups of 8 rows, then the rest
+    const int done = weight == DType::Q4_K ? dot_tile_q4_k_avx512(w, w_stride, n_rows, xq,
+                                                                  x_stride, n_tok, n, out,
+                                                                  out_stride)
+                                           : dot_tile_q5_0_avx512(w, w_stride, n_rows, xq,
+                                                                  x_stride, n_tok, n, out,
+                                                                  out_stride);
+    w += done * w_stride;
+    out += done * out_stride;
+    n_rows -= done;
+    if (n_rows == 0) return;
+  }
+  dot_tile_avx2(weight, w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
 }
 
 }  // namespace
@@ -271,7 +288,9 @@ void quantize_activations(DType act, const float* x, std::uint8_t* out, std::siz
 }
 
 const char* quant_simd_name() {
-  return use_vnni() ? "avx512vnni (Q8_0 tiles), avx2" : use_avx2() ? "avx2" : "scalar";
+  return use_vnni()   ? "avx512vnni (Q8_0, Q5_0 tiles), avx512bw (Q4_K), avx2"
+         : use_avx2() ? "avx2"
+                      : "scalar";
 }
 
 }  // namespace ls::kernels

@@ -526,9 +526,61 @@ TEST(QuantDot, Avx512VnniTileEqualsScalarBitForBit) {
   }
 }
 
+// The AVX-512 Q4_K and Q5_0 tiles called directly against the scalar definition, bit for bit:
+// rows of arbitrary bytes (every scale/min pattern and high bit) with finite f16 scales, 8, 13
+// and 16 rows (they take whole groups of 8 and leave the rest to the caller), 1 to 9 tokens.
+// Skipped, saying so, where the CPU lacks AVX-512 VNNI/BW.
+TEST(QuantDot, Avx512RowGroupTilesEqualScalarBitForBit) {
+  if (!k::quant_detail::avx512_vnni_supported())
+    GTEST_SKIP() << "this CPU has no AVX-512 VNNI/BW: the AVX-512 Q4_K/Q5_0 tiles are not tested";
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  for (DType t : {DType::Q4_K, DType::Q5_0}) {
+    const DType a = k::dot_activation_type(t);
+    const auto tile = t == DType::Q4_K ? k::quant_detail::dot_tile_q4_k_avx512
+                                       : k::quant_detail::dot_tile_q5_0_avx512;
+    for (std::size_t n : {256u, 1792u, 4864u, 896u, 32u}) {
+      if (n % ls::dtype_block_elems(t) != 0) continue;
+      const std::size_t wb = ls::dtype_bytes(t, static_cast<std::int64_t>(n));
+      const std::size_t xb = ls::dtype_bytes(a, static_cast<std::int64_t>(n));
+      constexpr int kRows = 16, kTok = 9;
+      std::vector<std::uint8_t> w(kRows * wb), x(kTok * xb);
+      for (auto& v : w) v = static_cast<std::uint8_t>(byte(rng));
+      for (std::size_t off = 0; off < w.size(); off += ls::dtype_block_bytes(t))
+        for (std::size_t at : scale_offsets(t)) {
+          const std::uint16_t d = ls::f32_to_f16(scale(rng));
+          std::memcpy(&w[off + at], &d, 2);
+        }
+      for (int i = 0; i < kTok; ++i) {
+        const auto xs = make_row(i == 3 ? Fill::Mixed : Fill::Normal, n, rng);
+        k::quantize_activations_scalar(a, xs.data(), &x[i * xb], n);
+      }
+      for (int rows : {8, 13, 16})
+        for (int tok = 1; tok <= kTok; ++tok) {
+          std::vector<float> out(kRows * kTok, -1.0f);
+          const int done = tile(w.data(), wb, rows, x.data(), xb, tok, n, out.data(), kTok);
+          ASSERT_EQ(done, rows / 8 * 8);
+          for (int r = 0; r < kRows; ++r)
+            for (int i = 0; i < kTok; ++i) {
+              if (r >= done || i >= tok) {
+                ASSERT_EQ(out[r * kTok + i], -1.0f) << "wrote past its rows or tokens";
+                continue;
+              }
+              const float want = k::dot_quantized_scalar(t, &w[r * wb], &x[i * xb], n);
+              ASSERT_EQ(std::memcmp(&want, &out[r * kTok + i], 4), 0)
+                  << ls::dtype_name(t) << " n " << n << " tokens " << tok << " at " << r << ","
+                  << i;
+            }
+        }
+    }
+  }
+}
+
 TEST(QuantDot, ReportsImplementation) {
   const std::string name = k::quant_simd_name();
-  EXPECT_TRUE(name == "avx512vnni (Q8_0 tiles), avx2" || name == "avx2" || name == "scalar")
+  EXPECT_TRUE(name == "avx512vnni (Q8_0, Q5_0 tiles), avx512bw (Q4_K), avx2" || name == "avx2" ||
+              name == "scalar")
       << name;
   const char* env = std::getenv("LS_QUANT_SIMD");
   if (env != nullptr && std::string(env) == "scalar") {

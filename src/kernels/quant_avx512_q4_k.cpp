@@ -1,0 +1,130 @@
+// Q4_K x Q8_K tiles with AVX-512BW, for rows in groups of 8 and up to 8 tokens (chosen at run
+// time where the VNNI Q8_0 tile is: avx512vnni CPUs, which all have avx512bw). Per row and block,
+// each group of 32 weight bytes (sub-blocks 2g in the low nibbles, 2g + 1 in the high ones) is
+// broadcast to both halves of a 512-bit register and shifted by 0 and 4, so one register holds
+// 64 consecutive levels, matching 64 consecutive activation bytes: one maddubs and one madd with
+// the two sub-blocks' scales per token and 64 weights, half the instructions of the AVX2 tile.
+// The exact integer sums then go through the same transposing reduction and lane-wise float
+// part as tile_q4_k_rows8 (quant_avx2.cpp), so the bits are the scalar path's (quant_tests).
+#include <cstring>
+
+// GCC 12's own 512-bit intrinsics (broadcast, insert, extract) start from an undefined register
+// and trip -Wuninitialized inside its headers; nothing here reads an uninitialized value.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "kernels/quant.h"
+#include "kernels/quant_internal.h"
+
+#define LS_AVX512BW __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
+
+namespace ls::kernels::quant_detail {
+namespace {
+
+// Lane r of the result = the sum of the 8 int32 lanes of v[r] (as hsum8_i32 in quant_avx2.cpp).
+LS_AVX512BW inline __m256i hsum8(const __m256i* v) {
+  const __m256i a01 = _mm256_hadd_epi32(v[0], v[1]), a23 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i a45 = _mm256_hadd_epi32(v[4], v[5]), a67 = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i b0 = _mm256_hadd_epi32(a01, a23), b1 = _mm256_hadd_epi32(a45, a67);
+  return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20),
+                          _mm256_permute2x128_si256(b0, b1, 0x31));
+}
+
+LS_AVX512BW inline __m256 f16x8(const std::uint8_t* p, std::size_t stride, std::size_t at) {
+  alignas(16) std::uint16_t h[8];
+  for (int r = 0; r < 8; ++r) std::memcpy(&h[r], p + r * stride + at, 2);
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
+}
+
+template <int T>
+LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
+                       const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                       std::size_t out_stride) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const __m512i shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+  __m512i pick[4];  // word g of the scales: [scale 2g x 16 | scale 2g + 1 x 16]
+  for (int g = 0; g < 4; ++g)
+    pick[g] = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(2 * g)),
+                                 _mm256_set1_epi16(static_cast<short>(2 * g + 1)), 1);
+  __m256 a[T], m[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) a[t] = m[t] = _mm256_setzero_ps();
+  for (std::size_t b = 0; b < nb; ++b) {
+    const std::uint8_t* w0 = w + b * sizeof(BlockQ4_K);
+    __m256i isum[T][8], msum[T][8];
+    for (int r = 0; r < 8; ++r) {
+      const std::uint8_t* wb = w0 + r * w_stride;
+      std::uint32_t u[3];  // the 6-bit scales and mins, unpacked as in tile_q4_k
+      std::memcpy(u, wb + offsetof(BlockQ4_K, scales), 12);
+      constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
+      const __m128i sm = _mm_set_epi32(
+          static_cast<int>(((u[2] >> 4) & k4) | (((u[1] >> 6) & k2) << 4)),
+          static_cast<int>(u[1] & k6), static_cast<int>((u[2] & k4) | (((u[0] >> 6) & k2) << 4)),
+          static_cast<int>(u[0] & k6));
+      const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm));
+      const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));  // m0 m0 m1 m1 ..
+      __m512i acc[T];
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        const __m512i q2 = _mm512_broadcast_i64x4(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + offsetof(BlockQ4_K, qs) + 32 * g)));
+        const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(q2, shift), m4);
+        const __m512i s = _mm512_permutexvar_epi16(pick[g], sc16);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+          const __m512i y = _mm512_loadu_si512(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g);
+          acc[t] = _mm512_add_epi32(acc[t], _mm512_madd_epi16(_mm512_maddubs_epi16(q, y), s));
+        }
+      }
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        isum[t][r] = _mm256_add_epi32(_mm512_castsi512_si256(acc[t]),
+                                      _mm512_extracti64x4_epi64(acc[t], 1));
+        const __m256i bs = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256));
+        msum[t][r] = _mm256_madd_epi16(bs, mins);
+      }
+    }
+    const __m256 dw = f16x8(w0, w_stride, offsetof(BlockQ4_K, d));
+    const __m256 dminw = f16x8(w0, w_stride, offsetof(BlockQ4_K, dmin));
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      float dx;
+      std::memcpy(&dx, xrows[t] + b * sizeof(BlockQ8_K), 4);
+      const __m256 vdx = _mm256_set1_ps(dx);
+      a[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8(isum[t])), _mm256_mul_ps(vdx, dw), a[t]);
+      m[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8(msum[t])), _mm256_mul_ps(vdx, dminw), m[t]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    alignas(32) float v[8];
+    _mm256_store_ps(v, _mm256_sub_ps(a[t], m[t]));
+    for (int r = 0; r < 8; ++r) out[r * out_stride + t] = v[r];
+  }
+}
+
+}  // namespace
+
+int dot_tile_q4_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                         float* out, std::size_t out_stride) {
+  using Tile = void (*)(const std::uint8_t*, std::size_t, const std::uint8_t* const*, std::size_t,
+                        float*, std::size_t);
+  static constexpr Tile kTiles[8] = {rows8<1>, rows8<2>, rows8<3>, rows8<4>,
+                                     rows8<5>, rows8<6>, rows8<7>, rows8<8>};
+  const std::size_t nb = n / 256;
+  const int full = n_rows / 8 * 8;
+  const std::uint8_t* xrows[8];
+  for (int t0 = 0; t0 < n_tok; t0 += 8) {
+    const int nt = n_tok - t0 < 8 ? n_tok - t0 : 8;
+    for (int t = 0; t < nt; ++t) xrows[t] = xq + (t0 + t) * x_stride;
+    for (int r = 0; r < full; r += 8)
+      kTiles[nt - 1](w + r * w_stride, w_stride, xrows, nb, out + r * out_stride + t0, out_stride);
+  }
+  return full;
+}
+
+}  // namespace ls::kernels::quant_detail
