@@ -8,13 +8,13 @@
 # (default bench-models/, git-ignored).
 # Usage: bash bench/run_matrix.sh [build/app/logitscope]
 # Environment: LS_BENCH_SHAPES ("qwen2.5-0.5b qwen2.5-1.5b"), LS_BENCH_TYPES
-# ("bf16 f16 q8_0 q4_0 q4_k q6_k"), LS_BENCH_THREADS ("1 2"), LS_LLAMA_BENCH (unset: ours only).
+# ("bf16 f16 q8_0 q6_k q5_k q5_k_m q4_k q4_k_m q4_0 q5_0 q3_k_m q2_k"), LS_BENCH_THREADS ("1 2"), LS_LLAMA_BENCH (unset: ours only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/app/logitscope}
 models=${LS_BENCH_MODELS:-bench-models}
 shapes=${LS_BENCH_SHAPES:-"qwen2.5-0.5b qwen2.5-1.5b"}
-types=${LS_BENCH_TYPES:-"bf16 f16 q8_0 q4_0 q4_k q6_k"}
+types=${LS_BENCH_TYPES:-"bf16 f16 q8_0 q6_k q5_k q5_k_m q4_k q4_k_m q4_0 q5_0 q3_k_m q2_k"}
 threads_list=${LS_BENCH_THREADS:-"1 2"}
 llama=${LS_LLAMA_BENCH:-}
 py=/usr/bin/python3

@@ -85,8 +85,7 @@ void AttendGroup(const float* q, size_t group, const KvRows& k_rows, const KvRow
     case DType::F32:
       return attend_impl<float>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
     case DType::BF16:
-      return attend_impl<hwy::bfloat16_t>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores,
-                                          out);
+      return attend_impl<hwy::bfloat16_t>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
     case DType::F16:
       return attend_impl<hwy::float16_t>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
     default:
@@ -106,8 +105,8 @@ HWY_EXPORT(AttendGroup);
 void attend_group(const float* q, std::size_t group, const KvRows& k, const KvRows& v,
                   DType cache_type, std::size_t n_ctx, std::size_t head_dim, float scale,
                   float* scratch, float* out) {
-  HWY_DYNAMIC_DISPATCH(AttendGroup)(q, group, k, v, cache_type, n_ctx, head_dim, scale, scratch,
-                                    out);
+  HWY_DYNAMIC_DISPATCH(AttendGroup)
+  (q, group, k, v, cache_type, n_ctx, head_dim, scale, scratch, out);
 }
 
 }  // namespace ls::kernels

@@ -79,8 +79,8 @@ const float* load_row(const std::uint8_t* row, DType type, std::size_t n, float*
 }  // namespace
 
 void attend_group_plain(const float* q, std::size_t group, const KvRows& k_rows,
-                        const KvRows& v_rows, DType cache_type, std::size_t n_ctx, std::size_t head_dim, float scale,
-                  float* scratch, float* out) {
+                        const KvRows& v_rows, DType cache_type, std::size_t n_ctx,
+                        std::size_t head_dim, float scale, float* scratch, float* out) {
   float* scores = scratch;                // [group][n_ctx]
   float* kbuf = scratch + group * n_ctx;  // [head_dim]
   float* vbuf = kbuf + head_dim;          // [head_dim]

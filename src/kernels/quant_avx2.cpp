@@ -295,47 +295,46 @@ LS_AVX2 void tile_q4_0(const std::uint8_t* w, std::size_t w_stride, int n_rows,
 
 // ---- Q4_K x Q8_K ------------------------------------------------------------------------------
 
+// One Q4_K block of one row against T tokens: acc[t] = 8 int32 partials of the block's exact
+// sum over sub-blocks j of scale_j * sum q * x; *mins = the row's mins as int16 (m0 m0 m1 m1 ..).
+template <int T>
+LS_AVX2 inline void q4_k_block(const std::uint8_t* wb, const std::uint8_t* const* xrows,
+                               std::size_t b, __m256i* acc, __m256i* mins) {
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m128i sm = k_scales_mins(wb + offsetof(BlockQ4_K, scales));
+  const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+  *mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int g = 0; g < 4; ++g) {
+    const __m256i q = load256(wb + offsetof(BlockQ4_K, qs) + 32 * g);
+    const __m256i lo = _mm256_and_si256(q, m4);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    const __m256i s0 =
+        _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * 2 * g)));
+    const __m256i s1 = _mm256_shuffle_epi8(
+        sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * (2 * g + 1))));
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const std::uint8_t* y = xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g;
+      const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(y)), s0);
+      const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(y + 32)), s1);
+      acc[t] = _mm256_add_epi32(acc[t], _mm256_add_epi32(p0, p1));
+    }
+  }
+}
+
 template <int T>
 LS_AVX2 void tile_q4_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                        const std::uint8_t* const* xrows, std::size_t nb, float* out,
                        std::size_t out_stride) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
   for (int r = 0; r < n_rows; ++r) {
     float a[T] = {}, m[T] = {};
     for (std::size_t b = 0; b < nb; ++b) {
       const std::uint8_t* wb = w + r * w_stride + b * sizeof(BlockQ4_K);
-      // The 12 packed bytes as words [sc0-3, sc4-7, m0-3, m4-7] (6 bits each, see
-      // q4_k_scale_min): low 6 bits of bytes 0-7, and nibbles of bytes 8-11 plus the top 2 bits
-      // of bytes 0-7 for sub-blocks 4-7.
-      std::uint32_t u[3];
-      std::memcpy(u, wb + offsetof(BlockQ4_K, scales), 12);
-      constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
-      const __m128i sm = _mm_set_epi32(
-          static_cast<int>(((u[2] >> 4) & k4) | (((u[1] >> 6) & k2) << 4)),
-          static_cast<int>(u[1] & k6), static_cast<int>((u[2] & k4) | (((u[0] >> 6) & k2) << 4)),
-          static_cast<int>(u[0] & k6));
-      const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-      const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));  // m0 m0 m1 m1 ..
-      __m256i acc[T];
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-      for (int g = 0; g < 4; ++g) {
-        const __m256i q = load256(wb + offsetof(BlockQ4_K, qs) + 32 * g);
-        const __m256i lo = _mm256_and_si256(q, m4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-        const __m256i s0 = _mm256_shuffle_epi8(
-            sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * 2 * g)));
-        const __m256i s1 = _mm256_shuffle_epi8(
-            sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * (2 * g + 1))));
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) {
-          const std::uint8_t* y = xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g;
-          const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(y)), s0);
-          const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(y + 32)), s1);
-          acc[t] = _mm256_add_epi32(acc[t], _mm256_add_epi32(p0, p1));
-        }
-      }
+      __m256i acc[T], mins;
+      q4_k_block<T>(wb, xrows, b, acc, &mins);
       std::uint16_t d16, dmin16;
       std::memcpy(&d16, wb + offsetof(BlockQ4_K, d), 2);
       std::memcpy(&dmin16, wb + offsetof(BlockQ4_K, dmin), 2);
@@ -360,92 +359,29 @@ LS_AVX2 void tile_q4_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
 // float part runs on those lanes (lane r = row r's fma chain, the same operations as above).
 // Integer sums are exact in any order, so the bits are tile_q4_k's; the reductions, the most
 // costly part of the per-row tile, cost an eighth.
-
-// Lane r of the result = the sum of the 8 int32 lanes of v[r].
-LS_AVX2 inline __m256i hsum8_i32(const __m256i* v) {
-  const __m256i a01 = _mm256_hadd_epi32(v[0], v[1]), a23 = _mm256_hadd_epi32(v[2], v[3]);
-  const __m256i a45 = _mm256_hadd_epi32(v[4], v[5]), a67 = _mm256_hadd_epi32(v[6], v[7]);
-  const __m256i b0 = _mm256_hadd_epi32(a01, a23), b1 = _mm256_hadd_epi32(a45, a67);
-  return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20),
-                          _mm256_permute2x128_si256(b0, b1, 0x31));
-}
-
-// The f16 at byte `at` of 8 blocks, `stride` bytes apart, as 8 float lanes.
-LS_AVX2 inline __m256 gather_f16(const std::uint8_t* p, std::size_t stride, std::size_t at) {
-  alignas(16) std::uint16_t h[8];
-  for (int r = 0; r < 8; ++r) std::memcpy(&h[r], p + r * stride + at, 2);
-  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
-}
-
 template <int T>
 LS_AVX2 void tile_q4_k_rows8(const std::uint8_t* w, std::size_t w_stride,
                              const std::uint8_t* const* xrows, std::size_t nb, float* out,
                              std::size_t out_stride) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
   __m256 a[T], m[T];
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) a[t] = m[t] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint8_t* w0 = w + b * sizeof(BlockQ4_K);
     __m256i isum[T][8], msum[T][8];
-    __m256i bsums[T];
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) bsums[t] = load256(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256);
     for (int r = 0; r < 8; ++r) {
-      const std::uint8_t* wb = w0 + r * w_stride;
-      std::uint32_t u[3];  // the scales and mins, unpacked as in tile_q4_k
-      std::memcpy(u, wb + offsetof(BlockQ4_K, scales), 12);
-      constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
-      const __m128i sm = _mm_set_epi32(
-          static_cast<int>(((u[2] >> 4) & k4) | (((u[1] >> 6) & k2) << 4)),
-          static_cast<int>(u[1] & k6), static_cast<int>((u[2] & k4) | (((u[0] >> 6) & k2) << 4)),
-          static_cast<int>(u[0] & k6));
-      const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-      const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));
-      __m256i acc[T];
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-      for (int g = 0; g < 4; ++g) {
-        const __m256i q = load256(wb + offsetof(BlockQ4_K, qs) + 32 * g);
-        const __m256i lo = _mm256_and_si256(q, m4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-        const __m256i s0 = _mm256_shuffle_epi8(
-            sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * 2 * g)));
-        const __m256i s1 = _mm256_shuffle_epi8(
-            sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * (2 * g + 1))));
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) {
-          const std::uint8_t* y = xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g;
-          const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(y)), s0);
-          const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(y + 32)), s1);
-          acc[t] = _mm256_add_epi32(acc[t], _mm256_add_epi32(p0, p1));
-        }
-      }
+      __m256i acc[T], mins;
+      q4_k_block<T>(w0 + r * w_stride, xrows, b, acc, &mins);
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
         isum[t][r] = acc[t];
-        msum[t][r] = _mm256_madd_epi16(bsums[t], mins);
+        msum[t][r] = _mm256_madd_epi16(load256(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256), mins);
       }
     }
-    const __m256 dw = gather_f16(w0, w_stride, offsetof(BlockQ4_K, d));
-    const __m256 dminw = gather_f16(w0, w_stride, offsetof(BlockQ4_K, dmin));
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-      float dx;
-      std::memcpy(&dx, xrows[t] + b * sizeof(BlockQ8_K), 4);
-      const __m256 vdx = _mm256_set1_ps(dx);
-      a[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8_i32(isum[t])), _mm256_mul_ps(vdx, dw), a[t]);
-      m[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8_i32(msum[t])), _mm256_mul_ps(vdx, dminw),
-                             m[t]);
-    }
+    k_rows8_block<T>(w0, w_stride, xrows, b, isum, msum, a, m);
   }
 #pragma GCC unroll 8
-  for (int t = 0; t < T; ++t) {
-    alignas(32) float v[8];
-    _mm256_store_ps(v, _mm256_sub_ps(a[t], m[t]));
-    for (int r = 0; r < 8; ++r) out[r * out_stride + t] = v[r];
-  }
+  for (int t = 0; t < T; ++t) store_rows8(_mm256_sub_ps(a[t], m[t]), out + t, out_stride);
 }
 
 template <int T>
@@ -455,8 +391,9 @@ LS_AVX2 void tile_q4_k_grouped(const std::uint8_t* w, std::size_t w_stride, int 
   int r = 0;
   for (; r + 8 <= n_rows; r += 8)
     tile_q4_k_rows8<T>(w + r * w_stride, w_stride, xrows, nb, out + r * out_stride, out_stride);
-  if (r < n_rows) tile_q4_k<T>(w + r * w_stride, w_stride, n_rows - r, xrows, nb,
-                               out + r * out_stride, out_stride);
+  if (r < n_rows)
+    tile_q4_k<T>(w + r * w_stride, w_stride, n_rows - r, xrows, nb, out + r * out_stride,
+                 out_stride);
 }
 
 // ---- Q6_K x Q8_K ------------------------------------------------------------------------------

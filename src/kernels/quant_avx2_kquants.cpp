@@ -42,13 +42,7 @@ LS_AVX2 void tile_q5_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
     for (std::size_t b = 0; b < nb; ++b) {
       const std::uint8_t* wb = w + r * w_stride + b * sizeof(BlockQ5_K);
       // The 12 packed bytes as words [sc0-3, sc4-7, m0-3, m4-7] (see q4_k_scale_min).
-      std::uint32_t u[3];
-      std::memcpy(u, wb + offsetof(BlockQ5_K, scales), 12);
-      constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
-      const __m128i sm = _mm_set_epi32(
-          static_cast<int>(((u[2] >> 4) & k4) | (((u[1] >> 6) & k2) << 4)),
-          static_cast<int>(u[1] & k6), static_cast<int>((u[2] & k4) | (((u[0] >> 6) & k2) << 4)),
-          static_cast<int>(u[0] & k6));
+      const __m128i sm = k_scales_mins(wb + offsetof(BlockQ5_K, scales));
       const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
       const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));  // m0 m0 m1 m1 ..
       __m256i hbits = load256(wb + offsetof(BlockQ5_K, qh));

@@ -21,21 +21,6 @@
 namespace ls::kernels::quant_detail {
 namespace {
 
-// Lane r of the result = the sum of the 8 int32 lanes of v[r] (as hsum8_i32 in quant_avx2.cpp).
-LS_AVX512BW inline __m256i hsum8(const __m256i* v) {
-  const __m256i a01 = _mm256_hadd_epi32(v[0], v[1]), a23 = _mm256_hadd_epi32(v[2], v[3]);
-  const __m256i a45 = _mm256_hadd_epi32(v[4], v[5]), a67 = _mm256_hadd_epi32(v[6], v[7]);
-  const __m256i b0 = _mm256_hadd_epi32(a01, a23), b1 = _mm256_hadd_epi32(a45, a67);
-  return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20),
-                          _mm256_permute2x128_si256(b0, b1, 0x31));
-}
-
-LS_AVX512BW inline __m256 f16x8(const std::uint8_t* p, std::size_t stride, std::size_t at) {
-  alignas(16) std::uint16_t h[8];
-  for (int r = 0; r < 8; ++r) std::memcpy(&h[r], p + r * stride + at, 2);
-  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
-}
-
 template <int T>
 LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
                        const std::uint8_t* const* xrows, std::size_t nb, float* out,
@@ -54,13 +39,7 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
     __m256i isum[T][8], msum[T][8];
     for (int r = 0; r < 8; ++r) {
       const std::uint8_t* wb = w0 + r * w_stride;
-      std::uint32_t u[3];  // the 6-bit scales and mins, unpacked as in tile_q4_k
-      std::memcpy(u, wb + offsetof(BlockQ4_K, scales), 12);
-      constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
-      const __m128i sm = _mm_set_epi32(
-          static_cast<int>(((u[2] >> 4) & k4) | (((u[1] >> 6) & k2) << 4)),
-          static_cast<int>(u[1] & k6), static_cast<int>((u[2] & k4) | (((u[0] >> 6) & k2) << 4)),
-          static_cast<int>(u[0] & k6));
+      const __m128i sm = k_scales_mins(wb + offsetof(BlockQ4_K, scales));
       const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm));
       const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));  // m0 m0 m1 m1 ..
       __m512i acc[T];
@@ -68,8 +47,8 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
       for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_si512();
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
-        const __m512i q2 = _mm512_broadcast_i64x4(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + offsetof(BlockQ4_K, qs) + 32 * g)));
+        const __m512i q2 = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(wb + offsetof(BlockQ4_K, qs) + 32 * g)));
         const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(q2, shift), m4);
         const __m512i s = _mm512_permutexvar_epi16(pick[g], sc16);
 #pragma GCC unroll 8
@@ -80,30 +59,17 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
       }
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) {
-        isum[t][r] = _mm256_add_epi32(_mm512_castsi512_si256(acc[t]),
-                                      _mm512_extracti64x4_epi64(acc[t], 1));
+        isum[t][r] =
+            _mm256_add_epi32(_mm512_castsi512_si256(acc[t]), _mm512_extracti64x4_epi64(acc[t], 1));
         const __m256i bs = _mm256_loadu_si256(
             reinterpret_cast<const __m256i*>(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256));
         msum[t][r] = _mm256_madd_epi16(bs, mins);
       }
     }
-    const __m256 dw = f16x8(w0, w_stride, offsetof(BlockQ4_K, d));
-    const __m256 dminw = f16x8(w0, w_stride, offsetof(BlockQ4_K, dmin));
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-      float dx;
-      std::memcpy(&dx, xrows[t] + b * sizeof(BlockQ8_K), 4);
-      const __m256 vdx = _mm256_set1_ps(dx);
-      a[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8(isum[t])), _mm256_mul_ps(vdx, dw), a[t]);
-      m[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8(msum[t])), _mm256_mul_ps(vdx, dminw), m[t]);
-    }
+    k_rows8_block<T>(w0, w_stride, xrows, b, isum, msum, a, m);
   }
 #pragma GCC unroll 8
-  for (int t = 0; t < T; ++t) {
-    alignas(32) float v[8];
-    _mm256_store_ps(v, _mm256_sub_ps(a[t], m[t]));
-    for (int r = 0; r < 8; ++r) out[r * out_stride + t] = v[r];
-  }
+  for (int t = 0; t < T; ++t) store_rows8(_mm256_sub_ps(a[t], m[t]), out + t, out_stride);
 }
 
 }  // namespace

@@ -24,15 +24,6 @@ namespace {
 
 constexpr std::size_t kW = sizeof(BlockQ5_0), kX = sizeof(BlockQ8_0);
 
-// Lane r of the result = the sum of the 8 int32 lanes of v[r].
-LS_AVX512VNNI_BW inline __m256i hsum8(const __m256i* v) {
-  const __m256i a01 = _mm256_hadd_epi32(v[0], v[1]), a23 = _mm256_hadd_epi32(v[2], v[3]);
-  const __m256i a45 = _mm256_hadd_epi32(v[4], v[5]), a67 = _mm256_hadd_epi32(v[6], v[7]);
-  const __m256i b0 = _mm256_hadd_epi32(a01, a23), b1 = _mm256_hadd_epi32(a45, a67);
-  return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20),
-                          _mm256_permute2x128_si256(b0, b1, 0x31));
-}
-
 // The 32 levels 0..31 of one block, element e in byte e.
 LS_AVX512VNNI_BW inline __m256i levels(const std::uint8_t* block) {
   const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 6));
@@ -62,14 +53,12 @@ LS_AVX512VNNI_BW void rows8(const std::uint8_t* w, std::size_t w_stride,
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) isum[t][r] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, y[t]);
     }
-    alignas(16) std::uint16_t dh[8];
-    for (int r = 0; r < 8; ++r) dh[r] = f16_at(w0 + r * w_stride);
-    const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dh)));
+    const __m256 dw = gather_f16x8(w0, w_stride, 0);
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
       // sum(x) through the same instruction: 1 * x over the block, reduced with the rows.
       const int xsum = hsum_i32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), ones8, y[t]));
-      const __m256i s = _mm256_add_epi32(hsum8(isum[t]), _mm256_set1_epi32(-16 * xsum));
+      const __m256i s = _mm256_add_epi32(hsum8_i32(isum[t]), _mm256_set1_epi32(-16 * xsum));
       const __m256 dx = _mm256_set1_ps(_cvtsh_ss(f16_at(xrows[t] + b * kX)));
       __m256& lane = acc[t][b % 8];
       lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, dx), lane);
@@ -77,11 +66,9 @@ LS_AVX512VNNI_BW void rows8(const std::uint8_t* w, std::size_t w_stride,
   }
   for (int t = 0; t < T; ++t) {
     const __m256* a = acc[t];
-    const __m256 sum = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
-                                     _mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7])));
-    alignas(32) float v[8];
-    _mm256_store_ps(v, sum);
-    for (int r = 0; r < 8; ++r) out[r * out_stride + t] = v[r];
+    store_rows8(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
+                              _mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7]))),
+                out + t, out_stride);
   }
 }
 

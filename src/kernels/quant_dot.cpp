@@ -170,12 +170,10 @@ void tile_simd(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_
   // groups of 8 rows halve a memory-bound decode (measured: 0.5B q4_k file, 50 -> 28 tok/s).
   if ((weight == DType::Q4_K || (weight == DType::Q5_0 && n_tok >= 2)) && n_rows >= 8 &&
       use_vnni()) {  // groups of 8 rows, then the rest
-    const int done = weight == DType::Q4_K ? dot_tile_q4_k_avx512(w, w_stride, n_rows, xq,
-                                                                  x_stride, n_tok, n, out,
-                                                                  out_stride)
-                                           : dot_tile_q5_0_avx512(w, w_stride, n_rows, xq,
-                                                                  x_stride, n_tok, n, out,
-                                                                  out_stride);
+    const int done =
+        weight == DType::Q4_K
+            ? dot_tile_q4_k_avx512(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride)
+            : dot_tile_q5_0_avx512(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
     w += done * w_stride;
     out += done * out_stride;
     n_rows -= done;

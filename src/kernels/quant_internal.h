@@ -173,4 +173,61 @@ LS_AVX2 inline int hsum_i32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// The 12 packed scale bytes of a Q4_K/Q5_K block (see q4_k_scale_min) as bytes
+// [sc0..sc7, m0..m7]: low 6 bits of bytes 0-7, and the nibbles of bytes 8-11 plus the top 2 bits
+// of bytes 0-7 for sub-blocks 4-7.
+LS_AVX2 inline __m128i k_scales_mins(const std::uint8_t* scales) {
+  std::uint32_t u[3];
+  std::memcpy(u, scales, 12);
+  constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
+  return _mm_set_epi32(
+      static_cast<int>(((u[2] >> 4) & k4) | (((u[1] >> 6) & k2) << 4)), static_cast<int>(u[1] & k6),
+      static_cast<int>((u[2] & k4) | (((u[0] >> 6) & k2) << 4)), static_cast<int>(u[0] & k6));
+}
+
+// Lane r of the result = the sum of the 8 int32 lanes of v[r]: the exact block sums of 8 rows
+// in one vector (the row-group tiles).
+LS_AVX2 inline __m256i hsum8_i32(const __m256i* v) {
+  const __m256i a01 = _mm256_hadd_epi32(v[0], v[1]), a23 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i a45 = _mm256_hadd_epi32(v[4], v[5]), a67 = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i b0 = _mm256_hadd_epi32(a01, a23), b1 = _mm256_hadd_epi32(a45, a67);
+  return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20),
+                          _mm256_permute2x128_si256(b0, b1, 0x31));
+}
+
+// The f16 at byte `at` of 8 blocks `stride` bytes apart (one per row) as 8 float lanes.
+LS_AVX2 inline __m256 gather_f16x8(const std::uint8_t* p, std::size_t stride, std::size_t at) {
+  alignas(16) std::uint16_t h[8];
+  for (int r = 0; r < 8; ++r) std::memcpy(&h[r], p + r * stride + at, 2);
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
+}
+
+// out[r * out_stride] = lane r of v, for the 8 rows of a row group.
+LS_AVX2 inline void store_rows8(__m256 v, float* out, std::size_t out_stride) {
+  alignas(32) float l[8];
+  _mm256_store_ps(l, v);
+  for (int r = 0; r < 8; ++r) out[r * out_stride] = l[r];
+}
+
+// The float part of the Q4_K row-group tiles for block b of 8 rows (w0: the block of the first
+// row, rows w_stride apart) and T tokens: lane r of a[t] / m[t] is row r's running sum, updated
+// with tile_q4_k's fma per block from the rows' exact sums isum[t][r] and msum[t][r] (8 int32
+// partials each).
+template <int T>
+LS_AVX2 inline void k_rows8_block(const std::uint8_t* w0, std::size_t w_stride,
+                                  const std::uint8_t* const* xrows, std::size_t b,
+                                  const __m256i (*isum)[8], const __m256i (*msum)[8], __m256* a,
+                                  __m256* m) {
+  const __m256 dw = gather_f16x8(w0, w_stride, offsetof(BlockQ4_K, d));
+  const __m256 dminw = gather_f16x8(w0, w_stride, offsetof(BlockQ4_K, dmin));
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    float dx;
+    std::memcpy(&dx, xrows[t] + b * sizeof(BlockQ8_K), 4);
+    const __m256 vdx = _mm256_set1_ps(dx);
+    a[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8_i32(isum[t])), _mm256_mul_ps(vdx, dw), a[t]);
+    m[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8_i32(msum[t])), _mm256_mul_ps(vdx, dminw), m[t]);
+  }
+}
+
 }  // namespace ls::kernels::quant_detail
