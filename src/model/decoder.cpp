@@ -56,9 +56,13 @@ void attention(const ModelConfig& c, std::span<const SequenceInput> batch,
   pool.parallel_for(n_rows * kv_heads, [&](std::size_t begin, std::size_t end) {
     // Grows with the context only (doubling), never per token.
     thread_local std::vector<float> scratch;
-    std::size_t s = 0;
     for (std::size_t i = begin; i < end; ++i) {
-      const std::size_t row = i / kv_heads, h = i % kv_heads;
+      // Rows in the order first, last, second, second to last, ...: a row's cost grows with its
+      // position, so contiguous chunks of this order cost about the same (in row order, the
+      // thread with the prompt's end did three times the work of the one with its start).
+      const std::size_t k = i / kv_heads, h = i % kv_heads;
+      const std::size_t row = k % 2 == 0 ? k / 2 : n_rows - 1 - k / 2;
+      std::size_t s = 0;
       while (row >= segs[s].row0 + segs[s].count) ++s;
       const Segment& seg = segs[s];
       KVCache& cache = *batch[seg.seq].cache;
