@@ -77,6 +77,12 @@ void tile_dispatch(const W* w, size_t w_stride, int rows, const float* x, size_t
   for (int r0 = 0; r0 < rows; r0 += 4) {
     const int nr = rows - r0 < 4 ? rows - r0 : 4;
     const W* wr = w + static_cast<size_t>(r0) * w_stride;
+    if (toks == 1 && r0 + 32 < rows) {
+      // Decode streams the matrix once: ask for the rows four tiles ahead now.
+      const char* ahead = reinterpret_cast<const char*>(wr + 32 * w_stride);
+      const size_t bytes = 4 * w_stride * sizeof(W);
+      for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(ahead + b);
+    }
     for (int t0 = 0; t0 < toks; t0 += 2) {
       const float* xt = x + static_cast<size_t>(t0) * x_stride;
       float* o = out + static_cast<size_t>(r0) * out_stride + t0;
