@@ -78,7 +78,7 @@ void tile_dispatch(const W* w, size_t w_stride, int rows, const float* x, size_t
     const int nr = rows - r0 < 4 ? rows - r0 : 4;
     const W* wr = w + static_cast<size_t>(r0) * w_stride;
     if (toks == 1 && r0 + 32 < rows) {
-      // Decode streams the matrix once: ask for the rows four tiles ahead now.
+      // Decode streams the matrix once: ask for the rows 8 tiles (32 rows) ahead now.
       const char* ahead = reinterpret_cast<const char*>(wr + 32 * w_stride);
       const size_t bytes = 4 * w_stride * sizeof(W);
       for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(ahead + b);
