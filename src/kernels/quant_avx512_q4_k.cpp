@@ -10,8 +10,10 @@
 
 // GCC 12's own 512-bit intrinsics (broadcast, insert, extract) start from an undefined register
 // and trip -Wuninitialized inside its headers; nothing here reads an uninitialized value.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include "kernels/quant.h"
 #include "kernels/quant_internal.h"
