@@ -8,7 +8,9 @@
 # (default bench-models/, git-ignored).
 # Usage: bash bench/run_matrix.sh [build/app/logitscope]
 # Environment: LS_BENCH_SHAPES ("qwen2.5-0.5b qwen2.5-1.5b"), LS_BENCH_TYPES
-# ("bf16 f16 q8_0 q6_k q5_k q5_k_m q4_k q4_k_m q4_0 q5_0 q3_k_m q2_k"), LS_BENCH_THREADS ("1 2"), LS_LLAMA_BENCH (unset: ours only).
+# ("bf16 f16 q8_0 q6_k q5_k q5_k_m q4_k q4_k_m q4_0 q5_0 q3_k_m q2_k"), LS_BENCH_THREADS ("1 2"),
+# LS_LLAMA_BENCH (unset: ours only), LS_BENCH_REPEAT (1: on a shared machine, 3 or more; ours and
+# llama-bench alternate and each figure is the best of its runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/app/logitscope}
@@ -16,6 +18,7 @@ models=${LS_BENCH_MODELS:-bench-models}
 shapes=${LS_BENCH_SHAPES:-"qwen2.5-0.5b qwen2.5-1.5b"}
 types=${LS_BENCH_TYPES:-"bf16 f16 q8_0 q6_k q5_k q5_k_m q4_k q4_k_m q4_0 q5_0 q3_k_m q2_k"}
 threads_list=${LS_BENCH_THREADS:-"1 2"}
+repeat=${LS_BENCH_REPEAT:-1}
 llama=${LS_LLAMA_BENCH:-}
 py=/usr/bin/python3
 mkdir -p "$models"
@@ -34,12 +37,14 @@ for shape in $shapes; do
     model="$models/$shape-$type.gguf"
     [ -f "$model" ] || "$bin" quantize --model "$src" --type "$type" --out "$model" > /dev/null
     for threads in $threads_list; do
-      short=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 128 --gen-tokens 64 --json)
-      long=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 1024 --gen-tokens 1 --json)
-      theirs="{}"
-      if [ -n "$llama" ]; then
-        theirs=$("$llama" -m "$model" -t "$threads" -p 128,1024 -n 64 -r 1 -o json 2> /dev/null)
-      fi
+      short="" long="" theirs=""
+      for _ in $(seq "$repeat"); do  # ours and theirs alternate, so both see the same machine
+        short+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 128 --gen-tokens 64 --json)$'\n'
+        long+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 1024 --gen-tokens 1 --json)$'\n'
+        if [ -n "$llama" ]; then
+          theirs+=$("$llama" -m "$model" -t "$threads" -p 128,1024 -n 64 -r 1 -o jsonl 2> /dev/null)$'\n'
+        fi
+      done
       SHORT="$short" LONG="$long" THEIRS="$theirs" "$py" bench/matrix_row.py "$shape" "$type"
     done
   done
