@@ -89,8 +89,10 @@ int dot_tile_q4_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows
   for (int t0 = 0; t0 < n_tok; t0 += 8) {
     const int nt = n_tok - t0 < 8 ? n_tok - t0 : 8;
     for (int t = 0; t < nt; ++t) xrows[t] = xq + (t0 + t) * x_stride;
-    for (int r = 0; r < full; r += 8)
+    for (int r = 0; r < full; r += 8) {
+      if (n_tok == 1 && r + 16 <= full) prefetch_rows8(w + (r + 8) * w_stride, w_stride);
       kTiles[nt - 1](w + r * w_stride, w_stride, xrows, nb, out + r * out_stride + t0, out_stride);
+    }
   }
   return full;
 }

@@ -166,9 +166,9 @@ void tile_simd(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_
     dot_tile_q8_0_vnni(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
     return;
   }
-  // Q5_0 decode stays on the AVX2 tile: row by row it reads the matrix as one stream, where the
-  // groups of 8 rows halve a memory-bound decode (measured: 0.5B q4_k file, 50 -> 28 tok/s).
-  if ((weight == DType::Q4_K || (weight == DType::Q5_0 && n_tok >= 2)) && n_rows >= 8 &&
+  // Decode too: with the next group prefetched (prefetch_rows8), the row groups read the matrix
+  // as fast as the AVX2 tile's single stream does (without it, Q5_0 decode halved).
+  if ((weight == DType::Q4_K || weight == DType::Q5_0) && n_rows >= 8 &&
       use_vnni()) {  // groups of 8 rows, then the rest
     const int done =
         weight == DType::Q4_K
