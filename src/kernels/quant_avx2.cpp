@@ -389,8 +389,10 @@ LS_AVX2 void tile_q4_k_grouped(const std::uint8_t* w, std::size_t w_stride, int 
                                const std::uint8_t* const* xrows, std::size_t nb, float* out,
                                std::size_t out_stride) {
   int r = 0;
-  for (; r + 8 <= n_rows; r += 8)
+  for (; r + 8 <= n_rows; r += 8) {
+    if (T == 1 && r + 16 <= n_rows) prefetch_rows8(w + (r + 8) * w_stride, w_stride);
     tile_q4_k_rows8<T>(w + r * w_stride, w_stride, xrows, nb, out + r * out_stride, out_stride);
+  }
   if (r < n_rows)
     tile_q4_k<T>(w + r * w_stride, w_stride, n_rows - r, xrows, nb, out + r * out_stride,
                  out_stride);
