@@ -79,21 +79,9 @@ LS_AVX512VNNI_BW void rows8(const std::uint8_t* w, std::size_t w_stride,
 int dot_tile_q5_0_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                          const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                          float* out, std::size_t out_stride) {
-  using Tile = void (*)(const std::uint8_t*, std::size_t, const std::uint8_t* const*, std::size_t,
-                        float*, std::size_t);
-  static constexpr Tile kTiles[4] = {rows8<1>, rows8<2>, rows8<3>, rows8<4>};
-  const std::size_t nb = n / 32;
-  const int full = n_rows / 8 * 8;
-  const std::uint8_t* xrows[4];
-  for (int t0 = 0; t0 < n_tok; t0 += 4) {
-    const int nt = n_tok - t0 < 4 ? n_tok - t0 : 4;
-    for (int t = 0; t < nt; ++t) xrows[t] = xq + (t0 + t) * x_stride;
-    for (int r = 0; r < full; r += 8) {
-      if (n_tok == 1 && r + 16 <= full) prefetch_rows8(w + (r + 8) * w_stride, w_stride);
-      kTiles[nt - 1](w + r * w_stride, w_stride, xrows, nb, out + r * out_stride + t0, out_stride);
-    }
-  }
-  return full;
+  static constexpr RowGroupTile kTiles[4] = {rows8<1>, rows8<2>, rows8<3>, rows8<4>};
+  return run_row_groups<4>(kTiles, w, w_stride, n_rows, xq, x_stride, n_tok, n / 32, out,
+                           out_stride);
 }
 
 }  // namespace ls::kernels::quant_detail
