@@ -1,5 +1,6 @@
 // Plain-loop implementations of the small transformer ops (see ops.h for the formulas);
-// attend_group itself is attention.cpp's (vectorized), attend_group_plain its reference here.
+// attend_group itself is attention.cpp's (vectorized), attend_group_plain its reference here;
+// likewise softmax (softmax.cpp) and softmax_plain.
 #include "kernels/ops.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <limits>
 
 #include "kernels/dot.h"
+#include "kernels/exp.h"
 
 namespace ls::kernels {
 
@@ -40,7 +42,7 @@ void rope_neox(float* x, std::size_t n_heads, std::size_t head_dim, const float*
   }
 }
 
-void softmax(std::span<float> x) {
+void softmax_plain(std::span<float> x) {
   if (x.empty()) return;
   const float mx = *std::max_element(x.begin(), x.end());
   if (mx == -std::numeric_limits<float>::infinity()) {  // nothing allowed: uniform would lie
@@ -49,7 +51,7 @@ void softmax(std::span<float> x) {
   }
   double sum = 0;
   for (float& v : x) {
-    v = std::exp(v - mx);
+    v = exp_f32(v - mx);
     sum += v;
   }
   const auto inv = static_cast<float>(1.0 / sum);
@@ -89,7 +91,7 @@ void attend_group_plain(const float* q, std::size_t group, const KvRows& k_rows,
     for (std::size_t g = 0; g < group; ++g)
       scores[g * n_ctx + p] = dot_f32(k, q + g * head_dim, head_dim) * scale;
   }
-  for (std::size_t g = 0; g < group; ++g) softmax({scores + g * n_ctx, n_ctx});
+  for (std::size_t g = 0; g < group; ++g) softmax_plain({scores + g * n_ctx, n_ctx});
   std::fill(out, out + group * head_dim, 0.0f);
   for (std::size_t p = 0; p < n_ctx; ++p) {
     const float* v = load_row(v_rows.row(p), cache_type, head_dim, vbuf);

@@ -26,8 +26,10 @@ void rope_angles(std::size_t pos, std::span<const double> inv_freq, double facto
 void rope_neox(float* x, std::size_t n_heads, std::size_t head_dim, const float* cos,
                const float* sin);
 
-// In place: x = exp(x - max) / sum. -inf entries get probability 0.
+// In place: x = exp(x - max) / sum, with exp_f32 (exp.h) and the sum in double, in order. -inf
+// entries get probability 0. softmax is vectorized (softmax.cpp), softmax_plain its reference.
 void softmax(std::span<float> x);
+void softmax_plain(std::span<float> x);
 
 // out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g))
 void silu_mul(const float* gate, const float* up, std::size_t n, float* out);

@@ -1,0 +1,111 @@
+// softmax (ops.h) with the exponentials computed 4 or 8 at a time: exp_f32's steps (exp.h) on
+// double lanes, compiled per SIMD target and dispatched at run time. The bits are those of
+// softmax_plain (ops.cpp): the same exp, then the same sequential double-precision sum. Blocks
+// with an input outside the plain range (|x - max| >= 88, NaN) take exp_f32 element by element.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/softmax.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/exp.h"
+#include "kernels/ops.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ls::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_NATIVE_FMA
+// exp_f32 of Lanes(dd) floats in the plain range, step for step (MulAdd/MulSub are fused here).
+template <class DD, class DF>
+HWY_INLINE hn::Vec<DF> exp_plain(DD dd, DF df, hn::Vec<DF> x) {
+  using namespace exp_detail;
+  const hn::RebindToUnsigned<DD> du;
+  const hn::RebindToSigned<DD> di;
+  const auto xd = hn::PromoteTo(dd, x);
+  const auto inv_ln2n = hn::Set(dd, kInvLn2N);
+  const auto shift = hn::Set(dd, kShift);
+  auto kd = hn::MulAdd(inv_ln2n, xd, shift);
+  const auto ki = hn::BitCast(du, kd);
+  kd = hn::Sub(kd, shift);
+  const auto r = hn::MulSub(inv_ln2n, xd, kd);
+  const auto index = hn::BitCast(di, hn::And(ki, hn::Set(du, 31)));
+  const auto table = hn::GatherIndex(du, kTable, index);
+  const auto s = hn::BitCast(dd, hn::Add(table, hn::ShiftLeft<47>(ki)));
+  const auto z = hn::MulAdd(r, hn::Set(dd, kC0), hn::Set(dd, kC1));
+  const auto r2 = hn::Mul(r, r);
+  auto y = hn::MulAdd(r, hn::Set(dd, kC2), hn::Set(dd, 1.0));
+  y = hn::MulAdd(z, r2, y);
+  return hn::DemoteTo(df, hn::Mul(y, s));
+}
+#endif
+
+// *std::max_element(x, x + n), NaN rule included: the first element if it is NaN, else the
+// largest of the others, NaN skipped (v > m is false for a NaN v). Lanes keep a running max each.
+float max_element(const float* x, size_t n) {
+  if (std::isnan(x[0])) return x[0];
+  const hn::ScalableTag<float> df;
+  const size_t lanes = hn::Lanes(df);
+  float mx = x[0];
+  size_t i = 1;
+  if (n >= lanes) {
+    auto m = hn::Set(df, x[0]);
+    for (; i + lanes <= n; i += lanes) {
+      const auto v = hn::LoadU(df, x + i);
+      m = hn::IfThenElse(hn::Gt(v, m), v, m);
+    }
+    HWY_ALIGN float ml[hn::MaxLanes(df)];
+    hn::Store(m, df, ml);
+    for (size_t j = 0; j < lanes; ++j) mx = ml[j] > mx ? ml[j] : mx;
+  }
+  for (; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+  return mx;
+}
+
+void Softmax(float* x, size_t n) {
+  if (n == 0) return;
+  const float mx = max_element(x, n);
+  if (mx == -std::numeric_limits<float>::infinity()) {  // nothing allowed: uniform would lie
+    std::fill(x, x + n, 0.0f);
+    return;
+  }
+  size_t i = 0;
+#if HWY_NATIVE_FMA
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const size_t lanes = hn::Lanes(dd);
+  const auto vmx = hn::Set(df, mx);
+  const auto limit = hn::Set(df, exp_detail::kPlainLimit);
+  for (; i + lanes <= n; i += lanes) {
+    const auto v = hn::Sub(hn::LoadU(df, x + i), vmx);
+    if (hn::AllTrue(df, hn::Lt(hn::Abs(v), limit))) {
+      hn::StoreU(exp_plain(dd, df, v), df, x + i);
+    } else {
+      for (size_t j = i; j < i + lanes; ++j) x[j] = exp_f32(x[j] - mx);
+    }
+  }
+#endif
+  for (; i < n; ++i) x[i] = exp_f32(x[i] - mx);
+  double sum = 0;
+  for (size_t j = 0; j < n; ++j) sum += x[j];
+  const auto inv = static_cast<float>(1.0 / sum);
+  for (size_t j = 0; j < n; ++j) x[j] *= inv;
+}
+
+}  // namespace ls::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ls::kernels {
+
+HWY_EXPORT(Softmax);
+
+void softmax(std::span<float> x) {
+  HWY_DYNAMIC_DISPATCH(Softmax)(x.data(), x.size());
+}
+
+}  // namespace ls::kernels
+#endif  // HWY_ONCE
