@@ -1,9 +1,9 @@
 // Attention of a group of query heads over one KV head (the formula is attend_group's in ops.h),
 // vectorized per SIMD target with Highway and dispatched at run time. It gives the bits of
 // attend_group_plain (ops.cpp, the reference loops) exactly: each score is dot-inl.h's dot_impl
-// (the sum dot_f32 does), softmax is the shared scalar one, and each output element adds a * v
-// over positions in order with a separate multiply and add. This file is built with
-// -ffp-contract=off so that the compiler never fuses those two into an FMA (that would round once
+// (the sum dot_f32 does; a vector of positions at a time, with the lane sums transposed), softmax
+// is softmax.cpp's, and each output element adds a * v over positions in order with a separate
+// multiply and add. This file is built with -ffp-contract=off so that the compiler never fuses those two into an FMA (that would round once
 // instead of twice and change the bits).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention.cpp"
@@ -20,6 +20,55 @@
 HWY_BEFORE_NAMESPACE();
 namespace ls::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// out[j] = GetLane(SumOfLanes(acc[j])) for j < Lanes(df): the sums dot_impl takes, for a whole
+// vector of dots at once. SumOfLanes adds lane i to lane i + L/2, then the same on the halves,
+// down to one lane; here each level does that for several dots in one vector add (after
+// shuffles that move the lanes side by side), so every sum is the same tree of the same adds.
+template <class DF>
+HWY_INLINE void sum_lanes_of_each(DF df, const hn::Vec<DF>* acc, float* HWY_RESTRICT out) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  __m512 s1[8], s2[4], s3[2];
+  for (int k = 0; k < 8; ++k) {  // lane j + lane j + 8: [dot 2k | dot 2k + 1], 8 lanes each
+    const __m512 a = acc[2 * k].raw, b = acc[2 * k + 1].raw;
+    s1[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0xEE), _mm512_shuffle_f32x4(a, b, 0x44));
+  }
+  for (int k = 0; k < 4; ++k) {  // j + j + 4: quarter m holds dot 4k + m, 4 lanes
+    const __m512 a = s1[2 * k], b = s1[2 * k + 1];
+    s2[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0xDD), _mm512_shuffle_f32x4(a, b, 0x88));
+  }
+  for (int k = 0; k < 2; ++k) {  // j + j + 2: quarter m holds dots 8k + m, 8k + 4 + m, 2 each
+    const __m512d a = _mm512_castps_pd(s2[2 * k]), b = _mm512_castps_pd(s2[2 * k + 1]);
+    s3[k] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpackhi_pd(a, b)),
+                          _mm512_castpd_ps(_mm512_unpacklo_pd(a, b)));
+  }
+  // The last level: lane 4m + c holds dot 4c + m.
+  const __m512 r = _mm512_add_ps(_mm512_shuffle_ps(s3[0], s3[1], _MM_SHUFFLE(3, 1, 3, 1)),
+                                 _mm512_shuffle_ps(s3[0], s3[1], _MM_SHUFFLE(2, 0, 2, 0)));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  _mm512_storeu_ps(out, _mm512_permutexvar_ps(order, r));
+  (void)df;
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+  __m256 s1[4], s2[2];
+  for (int k = 0; k < 4; ++k) {  // lane j + lane j + 4: [dot 2k | dot 2k + 1], 4 lanes each
+    const __m256 a = acc[2 * k].raw, b = acc[2 * k + 1].raw;
+    s1[k] = _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x31), _mm256_permute2f128_ps(a, b, 0x20));
+  }
+  for (int k = 0; k < 2; ++k) {  // j + j + 2: half h holds dots 4k + h, 4k + 2 + h, 2 lanes each
+    const __m256d a = _mm256_castps_pd(s1[2 * k]), b = _mm256_castps_pd(s1[2 * k + 1]);
+    s2[k] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpackhi_pd(a, b)),
+                          _mm256_castpd_ps(_mm256_unpacklo_pd(a, b)));
+  }
+  // The last level: lanes hold dots 0, 2, 4, 6, 1, 3, 5, 7.
+  const __m256 r = _mm256_add_ps(_mm256_shuffle_ps(s2[0], s2[1], _MM_SHUFFLE(3, 1, 3, 1)),
+                                 _mm256_shuffle_ps(s2[0], s2[1], _MM_SHUFFLE(2, 0, 2, 0)));
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  _mm256_storeu_ps(out, _mm256_permutevar8x32_ps(r, order));
+  (void)df;
+#else
+  for (size_t j = 0; j < hn::Lanes(df); ++j) out[j] = hn::GetLane(hn::SumOfLanes(df, acc[j]));
+#endif
+}
 
 // Positions whose value rows are visited together: 16 rows of a 128-wide F32 head are 8 KiB,
 // which stay in L1 while every query head of the group passes over them.
@@ -50,15 +99,30 @@ HWY_INLINE void accumulate_values(DF df, const W* const* v, const float* a, size
 template <typename W>
 void attend_impl(const float* q, size_t group, const KvRows& k_rows, const KvRows& v_rows,
                  size_t n_ctx, size_t hd, float scale, float* scores, float* out) {
-  for (size_t p = 0; p < n_ctx; ++p) {
-    const W* k = reinterpret_cast<const W*>(k_rows.row(p));
-    for (size_t g = 0; g < group; ++g) scores[g * n_ctx + p] = dot_impl(k, q + g * hd, hd) * scale;
+  const hn::ScalableTag<float> df;
+  const size_t lanes = hn::Lanes(df);
+  // Scores, one vector of positions at a time: score = (sum of dot lanes + tail) * scale.
+  size_t p = 0;
+  const W* k[hn::MaxLanes(df)];
+  hn::Vec<decltype(df)> acc[hn::MaxLanes(df)];
+  HWY_ALIGN float sums[hn::MaxLanes(df)];
+  HWY_ALIGN float tails[hn::MaxLanes(df)];
+  for (; p + lanes <= n_ctx; p += lanes) {
+    for (size_t j = 0; j < lanes; ++j) k[j] = reinterpret_cast<const W*>(k_rows.row(p + j));
+    for (size_t g = 0; g < group; ++g) {
+      for (size_t j = 0; j < lanes; ++j) acc[j] = dot_lanes(k[j], q + g * hd, hd, tails[j]);
+      sum_lanes_of_each(df, acc, sums);
+      const auto score = hn::Add(hn::Load(df, sums), hn::Load(df, tails));
+      hn::StoreU(hn::Mul(score, hn::Set(df, scale)), df, scores + g * n_ctx + p);
+    }
+  }
+  for (; p < n_ctx; ++p) {
+    const W* kp = reinterpret_cast<const W*>(k_rows.row(p));
+    for (size_t g = 0; g < group; ++g) scores[g * n_ctx + p] = dot_impl(kp, q + g * hd, hd) * scale;
   }
   for (size_t g = 0; g < group; ++g) softmax({scores + g * n_ctx, n_ctx});
   std::fill(out, out + group * hd, 0.0f);
 
-  const hn::ScalableTag<float> df;
-  const size_t lanes = hn::Lanes(df);
   const W* v[kPosBlock];
   for (size_t p0 = 0; p0 < n_ctx; p0 += kPosBlock) {
     const size_t np = std::min(kPosBlock, n_ctx - p0);

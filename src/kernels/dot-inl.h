@@ -43,8 +43,12 @@ HWY_INLINE float to_f32(hwy::float16_t v) {
   return ls::f16_to_f32(v.bits);
 }
 
+// The dot product before its final sum over lanes: the lanes' partial sums and the scalar sum of
+// the tail elements (those past the last whole vector). dot_impl adds them up.
 template <typename W>
-HWY_INLINE float dot_impl(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, size_t n) {
+HWY_INLINE hn::Vec<hn::ScalableTag<float>> dot_lanes(const W* HWY_RESTRICT w,
+                                                     const float* HWY_RESTRICT x, size_t n,
+                                                     float& tail) {
   const hn::ScalableTag<float> df;
   const size_t lanes = hn::Lanes(df);
   auto s0 = hn::Zero(df), s1 = hn::Zero(df), s2 = hn::Zero(df), s3 = hn::Zero(df);
@@ -58,12 +62,19 @@ HWY_INLINE float dot_impl(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, 
   for (; i + lanes <= n; i += lanes) {
     s0 = hn::MulAdd(load_weights(df, w + i), hn::LoadU(df, x + i), s0);
   }
-  float tail = 0.0f;
+  tail = 0.0f;
   for (; i < n; ++i) {
     tail += to_f32(w[i]) * x[i];
   }
-  s0 = hn::Add(hn::Add(s0, s1), hn::Add(s2, s3));
-  return hn::GetLane(hn::SumOfLanes(df, s0)) + tail;
+  return hn::Add(hn::Add(s0, s1), hn::Add(s2, s3));
+}
+
+template <typename W>
+HWY_INLINE float dot_impl(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, size_t n) {
+  const hn::ScalableTag<float> df;
+  float tail;
+  const auto s = dot_lanes(w, x, n, tail);
+  return hn::GetLane(hn::SumOfLanes(df, s)) + tail;
 }
 
 }  // namespace ls::kernels::HWY_NAMESPACE
