@@ -3,8 +3,8 @@
 // attend_group_plain (ops.cpp, the reference loops) exactly: each score is dot-inl.h's dot_impl
 // (the sum dot_f32 does; a vector of positions at a time, with the lane sums transposed), softmax
 // is softmax.cpp's, and each output element adds a * v over positions in order with a separate
-// multiply and add. This file is built with -ffp-contract=off so that the compiler never fuses those two into an FMA (that would round once
-// instead of twice and change the bits).
+// multiply and add. This file is built with -ffp-contract=off so that the compiler never fuses
+// those two into an FMA (that would round once instead of twice and change the bits).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
