@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "inspect/distribution.h"
 #include "kernels/bandwidth.h"
+#include "kernels/bf16_dot.h"
 #include "kernels/cpu_info.h"
 #include "kernels/dot.h"
 #include "kernels/quant.h"
@@ -124,6 +125,8 @@ void run_bench(BenchOptions& o) {
                                 {"cpu_features", kernels::cpu_features()},
                                 {"simd", kernels::simd_target_name()},
                                 {"quant_kernels", kernels::quant_simd_name()},
+                                {"bf16_activations", o.model.bf16_activations},
+                                {"bf16_kernel", kernels::bf16_dot_kernel()},
                                 {"prompt_tokens", o.prompt_tokens},
                                 {"gen_tokens", o.gen_tokens},
                                 {"prefill_tokens_per_s", prefill_tps},
@@ -150,6 +153,9 @@ void run_bench(BenchOptions& o) {
       "MiB, best of {})\n",
       pool.size(), kernels::simd_target_name(), kernels::quant_simd_name(), bw.gb_per_s,
       bw.bytes >> 20, bw.passes);
+  if (o.model.bf16_activations)
+    fmt::print("bf16 activations on: BF16 matrices multiply bf16-rounded inputs ({} kernel)\n",
+               kernels::bf16_dot_kernel());
   fmt::print("prefill          {} tokens in {:.3f} s = {:.1f} tokens/s\n", o.prompt_tokens,
              prefill_s, prefill_tps);
   fmt::print("decode           {} tokens in {:.3f} s = {:.2f} tokens/s\n", o.gen_tokens, decode_s,

@@ -46,9 +46,11 @@ std::vector<std::uint8_t> make_weights(ls::DType type, std::size_t rows, std::si
   return w;
 }
 
-// range(0): type index; range(1): tokens; range(2): 0 = [4864, 896] (gate/up), 1 = [896, 4864].
+// range(0): type index, or 7 for BF16 with BF16 activations (TensorView::bf16_activations);
+// range(1): tokens; range(2): 0 = [4864, 896] (gate/up), 1 = [896, 4864].
 void BM_matmul(benchmark::State& state) {
-  const ls::DType type = kTypes[state.range(0)];
+  const bool bf16_act = state.range(0) == 7;
+  const ls::DType type = bf16_act ? ls::DType::BF16 : kTypes[state.range(0)];
   const int tokens = static_cast<int>(state.range(1));
   const std::size_t rows = state.range(2) == 0 ? 4864 : 896;
   const std::size_t cols = state.range(2) == 0 ? 896 : 4864;
@@ -57,8 +59,9 @@ void BM_matmul(benchmark::State& state) {
     return;
   }
   const auto w = make_weights(type, rows, cols);
-  const ls::TensorView tv{
+  ls::TensorView tv{
       "w", type, {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols)}, w.data()};
+  tv.bf16_activations = bf16_act;
   std::vector<float> x(static_cast<std::size_t>(tokens) * cols, 0.5f),
       y(static_cast<std::size_t>(tokens) * rows);
   ls::ThreadPool pool(1);
@@ -67,7 +70,7 @@ void BM_matmul(benchmark::State& state) {
     ls::kernels::matmul(tv, x, tokens, y, pool, scratch);
     benchmark::DoNotOptimize(y.data());
   }
-  state.SetLabel(std::string(ls::dtype_name(type)));
+  state.SetLabel(std::string(ls::dtype_name(type)) + (bf16_act ? " x BF16" : ""));
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(w.size()),
                                               benchmark::Counter::kIsIterationInvariantRate);
   state.counters["GFLOP/s"] =
@@ -75,7 +78,7 @@ void BM_matmul(benchmark::State& state) {
                          benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_matmul)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {1, 64}, {0, 1}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7}, {1, 64}, {0, 1}})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -21,6 +21,10 @@ struct TensorView {
   // kernels/interleave.h that the model repacks Q8_0/Q4_0 matrices to at load (same bytes;
   // row() is meaningless then: kernels::row_to_f32 and matmul know the layout).
   int interleaved = 0;
+  // BF16 matrices only: matmul multiplies them with the activations rounded to BF16
+  // (kernels/bf16_dot.h, vdpbf16ps's arithmetic) instead of float32 ones. The model sets it at
+  // load when LoadOptions::bf16_activations asks.
+  bool bf16_activations = false;
 
   std::int64_t numel() const {
     std::int64_t n = 1;

@@ -63,6 +63,8 @@ void tile_scalar(const std::uint16_t* w, std::size_t w_stride, int n_rows, const
 }  // namespace
 
 void round_to_bf16(const float* x, std::uint16_t* out, std::size_t n) {
+  if (std::string_view(bf16_dot_kernel()) != "scalar")
+    return bf16_detail::round_to_bf16_avx2(x, out, n);
   for (std::size_t i = 0; i < n; ++i) out[i] = f32_to_bf16(x[i]);
 }
 

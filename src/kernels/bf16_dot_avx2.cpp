@@ -74,6 +74,31 @@ void tile(const std::uint16_t* w, std::size_t ws, const std::uint16_t* x, std::s
 
 }  // namespace
 
+LS_AVX2 void round_to_bf16_avx2(const float* x, std::uint16_t* out, std::size_t n) {
+  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd), 16);
+    const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);  // NaN: quieted
+    const __m256i r = _mm256_blendv_epi8(rounded, quiet, nan);
+    // 8 results in the low 16 bits of 32-bit lanes -> 8 packed halves.
+    const __m256i packed = _mm256_packus_epi32(r, r);  // lanes 0-3 | 0-3 | 4-7 | 4-7
+    const __m128i lo = _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), lo);
+  }
+  for (; i < n; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, x + i, 4);
+    out[i] = (u & 0x7fffffffu) > 0x7f800000u
+                 ? static_cast<std::uint16_t>((u >> 16) | 0x40)
+                 : static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+}
+
 void tile_avx2(const std::uint16_t* w, std::size_t w_stride, int n_rows, const std::uint16_t* x,
                std::size_t x_stride, int n_tok, std::size_t n, float* out, std::size_t out_stride) {
   for (int r0 = 0; r0 < n_rows; r0 += 2) {

@@ -15,6 +15,9 @@ inline float sum_tree16(const float* acc) {
   return (t4[0] + t4[2]) + (t4[1] + t4[3]);
 }
 
+// round_to_bf16 (bf16_dot.h) 8 at a time with the same integer steps as f32_to_bf16.
+void round_to_bf16_avx2(const float* x, std::uint16_t* out, std::size_t n);
+
 void tile_avx512bf16(const std::uint16_t* w, std::size_t w_stride, int n_rows,
                      const std::uint16_t* x, std::size_t x_stride, int n_tok, std::size_t n,
                      float* out, std::size_t out_stride);

@@ -2,7 +2,8 @@
 // split across the thread pool; within a thread, blocks of rows stay in cache while every token
 // of the chunk passes over them (the weights are read from memory once per chunk), and each
 // 4-row x 4-token tile shares its loads. Quantized weights take activations quantized once per
-// call into the caller's scratch, as llama.cpp does. Decode hands each thread's whole row range
+// call into the caller's scratch, as llama.cpp does (and BF16 weights with bf16_activations
+// take them rounded to BF16, bf16_dot.h). Decode hands each thread's whole row range
 // to one tile call (the kernels group rows themselves).
 #include "kernels/matmul.h"
 
@@ -10,6 +11,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/bf16_dot.h"
 #include "kernels/dot.h"
 #include "kernels/interleave.h"
 #include "kernels/quant.h"
@@ -20,7 +22,8 @@ namespace {
 
 constexpr std::size_t kTileRows = 4;          // threads split rows in multiples of this
 constexpr std::size_t kTileTokens = 4;        // tokens per float tile call during prefill
-constexpr std::size_t kQuantTileTokens = 16;  // quantized: the VNNI Q8_0 tile takes 16 at once
+constexpr std::size_t kQuantTileTokens = 16;  // quantized (the VNNI Q8_0 tile takes 16 at once)
+                                              // and BF16 x BF16
 constexpr std::size_t kBlockRows = 64;        // rows kept in cache while all tokens pass
 
 }  // namespace
@@ -38,10 +41,21 @@ void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::sp
   const std::size_t w_stride = w.row_bytes();
   const bool quantized = dtype_is_quantized(w.dtype);
 
-  // Quantized weights: quantize every activation row once, before the threads start.
+  // Quantized weights: quantize every activation row once, before the threads start; BF16
+  // weights with bf16_activations: round them to BF16 likewise.
   DType act = DType::F32;
   std::size_t xq_stride = 0;
-  if (quantized) {
+  const bool bf16_act = w.bf16_activations;
+  if (bf16_act) {
+    if (w.dtype != DType::BF16 || w.interleaved != 0)
+      fail("matmul: '{}' {} is marked for BF16 activations, which only plain BF16 rows take",
+           w.name, dtype_name(w.dtype));
+    xq_stride = cols * sizeof(std::uint16_t);
+    if (scratch.xq.size() < t_count * xq_stride) scratch.xq.resize(t_count * xq_stride);
+    for (std::size_t t = 0; t < t_count; ++t)
+      round_to_bf16(&x[t * cols], reinterpret_cast<std::uint16_t*>(&scratch.xq[t * xq_stride]),
+                    cols);
+  } else if (quantized) {
     act = dot_activation_type(w.dtype);
     xq_stride = dtype_bytes(act, static_cast<std::int64_t>(cols));
     if (scratch.xq.size() < t_count * xq_stride) scratch.xq.resize(t_count * xq_stride);
@@ -69,7 +83,11 @@ void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::sp
   const auto tile = [&](std::size_t r0, std::size_t nr, std::size_t t0, std::size_t nt, float* out,
                         std::size_t out_stride) {
     const std::uint8_t* wr = w.data + r0 * w_stride;
-    if (quantized)
+    if (bf16_act)
+      bf16_dot_tile(reinterpret_cast<const std::uint16_t*>(wr), cols, static_cast<int>(nr),
+                    reinterpret_cast<const std::uint16_t*>(xq + t0 * xq_stride), cols,
+                    static_cast<int>(nt), cols, out, out_stride);
+    else if (quantized)
       dot_quantized_tile(w.dtype, wr, w_stride, static_cast<int>(nr), xq + t0 * xq_stride,
                          xq_stride, static_cast<int>(nt), cols, out, out_stride);
     else
@@ -83,7 +101,7 @@ void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::sp
           tile(begin, end - begin, 0, 1, &y[begin], 1);
           return;
         }
-        const std::size_t tt = quantized ? kQuantTileTokens : kTileTokens;
+        const std::size_t tt = quantized || bf16_act ? kQuantTileTokens : kTileTokens;
         float buf[kBlockRows * kQuantTileTokens];
         for (std::size_t b0 = begin; b0 < end; b0 += kBlockRows) {
           const std::size_t nr = std::min(end - b0, kBlockRows);

@@ -47,6 +47,12 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, const Load
         path_, n, config_.model_type, config_.num_hidden_layers, config_.head_dim);
   }
   if (options.repack) repacked_bytes_ = repack_weights(weights_, repacked_);
+  if (options.bf16_activations) {
+    const auto mark = [](TensorView& t) { t.bf16_activations = t.dtype == DType::BF16; };
+    mark(weights_.lm_head);
+    for (LayerWeights& L : weights_.layers)
+      for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) mark(*t);
+  }
 }
 
 std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GgufFile> file,

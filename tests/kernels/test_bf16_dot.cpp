@@ -12,6 +12,7 @@
 
 #include "core/dtype.h"
 #include "kernels/bf16_dot.h"
+#include "kernels/bf16_dot_simd.h"
 
 namespace {
 
@@ -59,6 +60,24 @@ TEST(Bf16Dot, RoundToBf16IsNearestEven) {
   EXPECT_EQ(out[2], 0x3f82);
   EXPECT_EQ(out[3], 0xc049);
   EXPECT_EQ(out[4], 0x0000);
+  // The vector rounding against f32_to_bf16 on random bit patterns: NaNs, infinities,
+  // denormals, ties; lengths around the vector width.
+  std::mt19937 rng(4);
+  for (std::size_t n : {1, 7, 8, 9, 100, 4099}) {
+    std::vector<float> v(n);
+    for (auto& f : v) {
+      const std::uint32_t bits = rng() % 4 == 0 ? (rng() & 0xffff8000u) | 0x8000u : rng();
+      std::memcpy(&f, &bits, 4);
+    }
+    std::vector<std::uint16_t> got(n);
+    if (__builtin_cpu_supports("avx2")) {
+      ls::kernels::bf16_detail::round_to_bf16_avx2(v.data(), got.data(), n);
+      for (std::size_t i = 0; i < n; ++i)
+        ASSERT_EQ(got[i], f32_to_bf16(v[i])) << "n " << n << " element " << i;
+    }
+    ls::kernels::round_to_bf16(v.data(), got.data(), n);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], f32_to_bf16(v[i])) << "n " << n;
+  }
 }
 
 // Every path on arbitrary rows and tokens: n across chunk boundaries and real widths, 1-9 rows,
@@ -96,6 +115,17 @@ TEST(Bf16Dot, EveryPathEqualsTheScalarDefinitionBitForBit) {
       }
     }
     EXPECT_EQ(cases, 9 * 7 * 3) << kernel;
+    // Long rows (the AVX-512 path then works in blocks of elements, carrying its sums).
+    for (std::size_t n : {2049, 4864}) {
+      const auto w = random_bf16(9 * n, -3, 3, rng), x = random_bf16(17 * n, -3, 3, rng);
+      std::vector<float> got(9 * 17), want(9 * 17);
+      ASSERT_TRUE(ls::kernels::bf16_dot_tile_with(kernel, w.data(), n, 9, x.data(), n, 17, n,
+                                                  got.data(), 17));
+      ls::kernels::bf16_dot_tile_with("scalar", w.data(), n, 9, x.data(), n, 17, n, want.data(),
+                                      17);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+          << kernel << " n " << n;
+    }
   }
 }
 

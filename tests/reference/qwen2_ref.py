@@ -204,8 +204,27 @@ def rms_norm(x, w, eps):
     return x / np.sqrt(ms + eps) * w
 
 
+def round_bf16(x):
+    """x as float32, then rounded to the nearest bfloat16 (ties to even; NaN kept a NaN), back in
+    float64: what a bf16 matmul input holds (torch's x.to(torch.bfloat16))."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    nan = np.isnan(x)
+    out = r.astype(np.uint32).view(np.float32).astype(np.float64)
+    out[nan] = np.nan
+    return out
+
+
+# When True, every matrix product of a BF16 weight takes its input rounded to bfloat16, as
+# `logitscope --bf16-activations` (and llama.cpp / torch bf16 compute) do. Set per model by
+# Qwen2Ref(bf16_activations=True) for models whose weights are BF16.
+BF16_ACTIVATIONS = False
+
+
 def linear(x, w, b=None):
     """x [T, in] times a torch-layout weight [out, in] (+ bias [out])."""
+    if BF16_ACTIVATIONS:
+        x = round_bf16(x)
     y = x @ w.T
     if b is not None:
         y = y + b
@@ -339,7 +358,10 @@ def attention(q, k, v):
 # ---------------------------------------------------------------- model
 
 class Qwen2Ref:
-    def __init__(self, model_dir):
+    bf16_activations = False  # (also for instances made without __init__, as the tests' mutants)
+
+    def __init__(self, model_dir, bf16_activations=False):
+        self.bf16_activations = bf16_activations
         self.cfg = Config.load(model_dir)
         self.w = load_weights(model_dir)
         c = self.cfg
@@ -393,6 +415,14 @@ class Qwen2Ref:
         return x
 
     def hidden(self, tokens):
+        global BF16_ACTIVATIONS
+        saved, BF16_ACTIVATIONS = BF16_ACTIVATIONS, self.bf16_activations
+        try:
+            return self._hidden(tokens)
+        finally:
+            BF16_ACTIVATIONS = saved
+
+    def _hidden(self, tokens):
         c = self.cfg
         tokens = np.asarray(tokens, dtype=np.int64)
         if tokens.ndim != 1 or len(tokens) == 0:
@@ -413,6 +443,8 @@ class Qwen2Ref:
         hid = self.hidden(tokens)
         if last_only:
             hid = hid[-1:]
+        if self.bf16_activations:
+            hid = round_bf16(hid)
         # einsum (no BLAS) is exact float64 too and faster than a reference-BLAS gemm here
         return np.einsum("td,vd->tv", hid, head, optimize=False)
 

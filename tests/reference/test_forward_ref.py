@@ -11,6 +11,9 @@ It
     5 and 20 (with ids near the vocab end) and compares every position and the whole vocab with
     the reference: max abs diff <= 1e-4, top-1 equal;
   * checks --threads 1 vs --threads 2 give byte-identical .npy files;
+  * runs the BF16 models again with --bf16-activations against the reference with bf16-rounded
+    inputs to every BF16 matrix product (same tolerance), checks that they are then far from
+    the float32-activation reference (the flag takes effect) and that an F32 model ignores it;
   * checks `next --json` (top rows' logit/prob/logprob, entropy nats/bits, min/max logit) at
     temperature 1 and 0.7 against numpy computed from the reference logits;
   * measures the power of the comparison: for each "plausible engine bug" (RoPE off, GPT-J
@@ -57,21 +60,22 @@ C = Checks()
 BIN = None
 
 
-def run(args, timeout=120):
+def run(args, timeout=120, env=None):
     t = time.time()
     try:
-        p = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run([BIN] + args, capture_output=True, text=True, timeout=timeout,
+                           env=None if env is None else {**os.environ, **env})
     except (OSError, subprocess.TimeoutExpired) as ex:
         p = subprocess.CompletedProcess([BIN] + args, 127, "", "could not run: %s" % ex)
     return p, time.time() - t
 
 
-def engine_logits(model, tokens, extra=(), all_positions=True, out=None):
+def engine_logits(model, tokens, extra=(), all_positions=True, out=None, env=None):
     out = out or os.path.join(model, "engine_%d.npy" % os.getpid())
     args = ["next", "--model", model, "--tokens", ",".join(map(str, tokens)), "--dump-logits", out]
     if all_positions:
         args.append("--all-positions")
-    p, _ = run(args + list(extra))
+    p, _ = run(args + list(extra), env=env)
     if p.returncode != 0:
         C.check(False, "logitscope %s exited %d: %s" % (" ".join(args), p.returncode, p.stderr.strip()[-500:]))
         return None
@@ -228,12 +232,12 @@ def last_logits(m, toks):
     return LAST[key]
 
 
-def compare(name, d, m, seqs, summary, last_only=True):
+def compare(name, d, m, seqs, summary, last_only=True, extra=()):
     worst = 0.0
     for toks in seqs:
         r = m.logits(toks)
         LAST[(id(m), tuple(toks))] = r[-1].copy()
-        e = engine_logits(d, toks)
+        e = engine_logits(d, toks, extra)
         if e is None:
             continue
         if not C.check(e.shape == r.shape, "%s T=%d: shape %s == reference %s" % (name, len(toks), e.shape, r.shape)):
@@ -247,7 +251,7 @@ def compare(name, d, m, seqs, summary, last_only=True):
         C.check(not bad, "%s T=%d: top-1 equal at every position (mismatch at %s)" % (name, len(toks), bad))
     # last position only: [1, vocab], same numbers as the last row of --all-positions
     toks = seqs[-1]
-    e1 = engine_logits(d, toks, all_positions=False) if last_only else None
+    e1 = engine_logits(d, toks, extra, all_positions=False) if last_only else None
     if e1 is not None:
         r = last_logits(m, toks)[None, :]
         C.check(e1.shape == r.shape and float(np.abs(e1 - r).max()) <= TOL,
@@ -255,6 +259,31 @@ def compare(name, d, m, seqs, summary, last_only=True):
                 % (name, e1.shape, r.shape[1], float(np.abs(e1 - r).max()) if e1.shape == r.shape else float("nan")))
     summary.append((name, worst))
     return worst
+
+
+def compare_bf16_activations(name, d, m_exact, m_bf16, seqs):
+    """--bf16-activations against the reference that rounds every BF16 matrix product's input
+    to bf16. Rounding is discontinuous: where an activation lies within float32 noise of a bf16
+    rounding boundary, engine (float32 sums) and reference (float64) can round it to neighbouring
+    bf16 values, and that position and the later ones move by up to ~1e-2. Such flips are rare,
+    so: most positions within TOL, every position within a loose bound, and every position far
+    (> 10x TOL) from the float32-activation reference, which shows the mode took effect."""
+    close_rows, rows, worst, nearest_exact = 0, 0, 0.0, float("inf")
+    for toks in seqs:
+        e = engine_logits(d, toks, ["--bf16-activations"])
+        if e is None:
+            return
+        e = e.astype(np.float64)
+        per_pos = np.abs(e - m_bf16.logits(toks)).max(axis=1)
+        close_rows += int((per_pos <= TOL).sum())
+        rows += len(per_pos)
+        worst = max(worst, float(per_pos.max()))
+        nearest_exact = min(nearest_exact, float(np.abs(e - m_exact.logits(toks)).max(axis=1).min()))
+    C.check(close_rows >= 0.8 * rows, "%s --bf16-activations: %d of %d positions within %g of the "
+            "bf16-input reference (>= 80%%; the rest are rounding flips)" % (name, close_rows, rows, TOL))
+    C.check(worst <= 0.05, "%s --bf16-activations: every position within %.3g <= 0.05 of it" % (name, worst))
+    C.check(nearest_exact > 10 * TOL, "%s --bf16-activations: every position at least %.3g from the "
+            "float32-activation reference (> 10x tolerance: the mode is on)" % (name, nearest_exact))
 
 
 def check_threads(d, toks):
@@ -413,6 +442,29 @@ def main():
             time.time() - t0, name, m.cfg.hidden_size, m.cfg.num_hidden_layers, m.cfg.num_attention_heads,
             m.cfg.num_key_value_heads, V, m.cfg.tie_word_embeddings))
         compare(name, d, m, seqs, summary, last_only=name.startswith("synth"))
+
+    print("---- (%.1fs) --bf16-activations: BF16 models against the reference whose BF16 matrix "
+          "products take bf16-rounded inputs" % (time.time() - t0))
+    for name, d in models:
+        m, seqs = seqs_by_model[name]
+        if "bf16" not in name:
+            if name == models[0][0]:  # a float32 model: the flag changes nothing at all
+                a1 = engine_logits(d, seqs[-1], ["--bf16-activations"])
+                a0 = engine_logits(d, seqs[-1])
+                if a0 is not None and a1 is not None:
+                    C.check(np.array_equal(a0, a1), "%s (F32): --bf16-activations changes no logit" % name)
+            continue
+        compare_bf16_activations(name, d, m, ref.Qwen2Ref(d, bf16_activations=True), seqs)
+        a1 = engine_logits(d, seqs[-1], ["--bf16-activations", "--threads", "1"])
+        a2 = engine_logits(d, seqs[-1], ["--bf16-activations", "--threads", "2"])
+        if a1 is not None and a2 is not None:
+            C.check(np.array_equal(a1, a2), "%s --bf16-activations: --threads 1 and 2 identical" % name)
+        for path in ("avx2", "scalar"):  # every BF16 x BF16 path gives the same bits
+            a3 = engine_logits(d, seqs[-1], ["--bf16-activations", "--threads", "1"],
+                               env={"LS_BF16_SIMD": path})
+            if a1 is not None and a3 is not None:
+                C.check(np.array_equal(a1, a3), "%s --bf16-activations: LS_BF16_SIMD=%s gives the "
+                        "same logits bit for bit" % (name, path))
 
     if a.also_shape:
         d = os.path.join(tmp, "synth_bf16_" + a.also_shape)

@@ -40,6 +40,13 @@ class Safetensors(unittest.TestCase):
         self.assertEqual(t.dtype, np.float64)
         np.testing.assert_array_equal(t.ravel(), [1.0, -2.0, 1.5, 3.140625, 0.0, np.inf])
 
+    def test_round_bf16(self):
+        # ties to even (1 + 2^-8 -> 1, 1 + 3 * 2^-8 -> 1 + 2^-6), 1 + 1.25 ulp -> 1 + 2^-7, sign, zero
+        x = np.array([1.0, 1.0 + 2.0 ** -8, 1.0 + 3 * 2.0 ** -8, -3.14159, 0.0, 1.0 + 2.0 ** -7 + 2.0 ** -9])
+        np.testing.assert_array_equal(ref.round_bf16(x),
+                                      [1.0, 1.0, 1.0 + 2.0 ** -6, -3.140625, 0.0, 1.0 + 2.0 ** -7])
+        self.assertTrue(np.isnan(ref.round_bf16(np.array([np.nan]))[0]))
+
     def test_f16_f32_and_metadata(self):
         p = os.path.join(self.d, "b.safetensors")
         h = np.array([0x3C00, 0xC000, 0x3555], dtype="<u2")  # 1, -2, 0.333251953125
