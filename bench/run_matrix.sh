@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 bin=${1:-build/app/logitscope}
 models=${LS_BENCH_MODELS:-bench-models}
 shapes=${LS_BENCH_SHAPES:-"qwen2.5-0.5b qwen2.5-1.5b"}
-types=${LS_BENCH_TYPES:-"bf16 f16 q8_0 q6_k q5_k q5_k_m q4_k q4_k_m q4_0 q5_0 q3_k_m q2_k"}
+types=${LS_BENCH_TYPES:-"bf16 bf16-act f16 q8_0 q6_k q5_k q5_k_m q4_k q4_k_m q4_0 q5_0 q3_k_m q2_k"}
 threads_list=${LS_BENCH_THREADS:-"1 2"}
 repeat=${LS_BENCH_REPEAT:-1}
 llama=${LS_LLAMA_BENCH:-}
@@ -34,13 +34,15 @@ for shape in $shapes; do
   src="$models/$shape-bf16"
   [ -f "$src/model.safetensors" ] || "$bin" synth --shape "$shape" --dtype bf16 --seed 1 --out "$src" > /dev/null
   for type in $types; do
-    model="$models/$shape-$type.gguf"
-    [ -f "$model" ] || "$bin" quantize --model "$src" --type "$type" --out "$model" > /dev/null
+    file_type=$type flags=()
+    if [ "$type" = bf16-act ]; then file_type=bf16 flags=(--bf16-activations); fi
+    model="$models/$shape-$file_type.gguf"
+    [ -f "$model" ] || "$bin" quantize --model "$src" --type "$file_type" --out "$model" > /dev/null
     for threads in $threads_list; do
       short="" long="" theirs=""
       for _ in $(seq "$repeat"); do  # ours and theirs alternate, so both see the same machine
-        short+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 128 --gen-tokens 64 --json)$'\n'
-        long+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 1024 --gen-tokens 1 --json)$'\n'
+        short+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 128 --gen-tokens 64 --json "${flags[@]}")$'\n'
+        long+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 1024 --gen-tokens 1 --json "${flags[@]}")$'\n'
         if [ -n "$llama" ]; then
           theirs+=$("$llama" -m "$model" -t "$threads" -p 128,1024 -n 64 -r 1 -o jsonl 2> /dev/null)$'\n'
         fi
