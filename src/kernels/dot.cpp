@@ -26,40 +26,34 @@ namespace hn = hwy::HWY_NAMESPACE;
 template <int R, int T, typename W>
 HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float* HWY_RESTRICT x,
                           size_t x_stride, size_t n, float* HWY_RESTRICT out, size_t out_stride) {
-  static_assert(R >= 1 && R <= 4 && T >= 1 && T <= 2);
+  static_assert(R >= 1 && R <= 4 && T >= 1 && T <= 4);
   const hn::ScalableTag<float> df;
+  using V = hn::Vec<decltype(df)>;
   const size_t lanes = hn::Lanes(df);
   // Named accumulators (not an array) so that the compiler keeps all of them in registers.
-  auto a00 = hn::Zero(df), a01 = hn::Zero(df), a10 = hn::Zero(df), a11 = hn::Zero(df);
-  auto a20 = hn::Zero(df), a21 = hn::Zero(df), a30 = hn::Zero(df), a31 = hn::Zero(df);
-  const W* w1 = w + w_stride;
-  const W* w2 = w + 2 * w_stride;
-  const W* w3 = w + 3 * w_stride;
-  const float* x1 = x + x_stride;
+  V a00 = hn::Zero(df), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00,
+    a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
-    const auto x0v = hn::LoadU(df, x + i);
-    const auto x1v = T > 1 ? hn::LoadU(df, x1 + i) : x0v;
-    const auto w0v = load_weights(df, w + i);
-    a00 = hn::MulAdd(w0v, x0v, a00);
-    if constexpr (T > 1) a01 = hn::MulAdd(w0v, x1v, a01);
-    if constexpr (R > 1) {
-      const auto w1v = load_weights(df, w1 + i);
-      a10 = hn::MulAdd(w1v, x0v, a10);
-      if constexpr (T > 1) a11 = hn::MulAdd(w1v, x1v, a11);
-    }
-    if constexpr (R > 2) {
-      const auto w2v = load_weights(df, w2 + i);
-      a20 = hn::MulAdd(w2v, x0v, a20);
-      if constexpr (T > 1) a21 = hn::MulAdd(w2v, x1v, a21);
-    }
-    if constexpr (R > 3) {
-      const auto w3v = load_weights(df, w3 + i);
-      a30 = hn::MulAdd(w3v, x0v, a30);
-      if constexpr (T > 1) a31 = hn::MulAdd(w3v, x1v, a31);
-    }
+    const V x0 = hn::LoadU(df, x + i);
+    const V x1 = T > 1 ? hn::LoadU(df, x + x_stride + i) : x0;
+    const V x2 = T > 2 ? hn::LoadU(df, x + 2 * x_stride + i) : x0;
+    const V x3 = T > 3 ? hn::LoadU(df, x + 3 * x_stride + i) : x0;
+    // One weight row against the T tokens.
+    const auto row = [&](const W* wr, V& s0, V& s1, V& s2, V& s3) HWY_ATTR {
+      const V wv = load_weights(df, wr + i);
+      s0 = hn::MulAdd(wv, x0, s0);
+      if constexpr (T > 1) s1 = hn::MulAdd(wv, x1, s1);
+      if constexpr (T > 2) s2 = hn::MulAdd(wv, x2, s2);
+      if constexpr (T > 3) s3 = hn::MulAdd(wv, x3, s3);
+    };
+    row(w, a00, a01, a02, a03);
+    if constexpr (R > 1) row(w + w_stride, a10, a11, a12, a13);
+    if constexpr (R > 2) row(w + 2 * w_stride, a20, a21, a22, a23);
+    if constexpr (R > 3) row(w + 3 * w_stride, a30, a31, a32, a33);
   }
-  const decltype(a00) acc[4][2] = {{a00, a01}, {a10, a11}, {a20, a21}, {a30, a31}};
+  const V acc[4][4] = {
+      {a00, a01, a02, a03}, {a10, a11, a12, a13}, {a20, a21, a22, a23}, {a30, a31, a32, a33}};
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
       float tail = 0.0f;
@@ -69,11 +63,31 @@ HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float*
   }
 }
 
+// Tokens per tile: 4 where there are 32 vector registers (AVX-512: 16 accumulators, 4
+// activation and 1-2 weight vectors), else 2 (AVX2's 16: 8 accumulators).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr int kTileT = 4;
+#else
+constexpr int kTileT = 2;
+#endif
+
+using TileFn = void (*)(const void*, size_t, const float*, size_t, size_t, float*, size_t);
+template <int R, int T, typename W>
+void tile_fn(const void* w, size_t w_stride, const float* x, size_t x_stride, size_t n, float* out,
+             size_t out_stride) {
+  tile_impl<R, T>(static_cast<const W*>(w), w_stride, x, x_stride, n, out, out_stride);
+}
+template <typename W>
+constexpr TileFn kTiles[4][4] = {
+    {tile_fn<1, 1, W>, tile_fn<1, 2, W>, tile_fn<1, 3, W>, tile_fn<1, 4, W>},
+    {tile_fn<2, 1, W>, tile_fn<2, 2, W>, tile_fn<2, 3, W>, tile_fn<2, 4, W>},
+    {tile_fn<3, 1, W>, tile_fn<3, 2, W>, tile_fn<3, 3, W>, tile_fn<3, 4, W>},
+    {tile_fn<4, 1, W>, tile_fn<4, 2, W>, tile_fn<4, 3, W>, tile_fn<4, 4, W>},
+};
+
 template <typename W>
 void tile_dispatch(const W* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
                    size_t n, float* out, size_t out_stride) {
-  // Up to 4 rows x 2 tokens per call: 8 accumulators, 2 activation and 1 weight vector fit the
-  // 16 registers of AVX2.
   for (int r0 = 0; r0 < rows; r0 += 4) {
     const int nr = rows - r0 < 4 ? rows - r0 : 4;
     const W* wr = w + static_cast<size_t>(r0) * w_stride;
@@ -83,36 +97,10 @@ void tile_dispatch(const W* w, size_t w_stride, int rows, const float* x, size_t
       const size_t bytes = 4 * w_stride * sizeof(W);
       for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(ahead + b);
     }
-    for (int t0 = 0; t0 < toks; t0 += 2) {
-      const float* xt = x + static_cast<size_t>(t0) * x_stride;
-      float* o = out + static_cast<size_t>(r0) * out_stride + t0;
-      const bool two = toks - t0 >= 2;
-      switch (nr * 2 + (two ? 1 : 0)) {
-        case 2:
-          tile_impl<1, 1>(wr, w_stride, xt, x_stride, n, o, out_stride);
-          break;
-        case 3:
-          tile_impl<1, 2>(wr, w_stride, xt, x_stride, n, o, out_stride);
-          break;
-        case 4:
-          tile_impl<2, 1>(wr, w_stride, xt, x_stride, n, o, out_stride);
-          break;
-        case 5:
-          tile_impl<2, 2>(wr, w_stride, xt, x_stride, n, o, out_stride);
-          break;
-        case 6:
-          tile_impl<3, 1>(wr, w_stride, xt, x_stride, n, o, out_stride);
-          break;
-        case 7:
-          tile_impl<3, 2>(wr, w_stride, xt, x_stride, n, o, out_stride);
-          break;
-        case 8:
-          tile_impl<4, 1>(wr, w_stride, xt, x_stride, n, o, out_stride);
-          break;
-        default:
-          tile_impl<4, 2>(wr, w_stride, xt, x_stride, n, o, out_stride);
-          break;
-      }
+    for (int t0 = 0; t0 < toks; t0 += kTileT) {
+      const int nt = toks - t0 < kTileT ? toks - t0 : kTileT;
+      kTiles<W>[nr - 1][nt - 1](wr, w_stride, x + static_cast<size_t>(t0) * x_stride, x_stride, n,
+                                out + static_cast<size_t>(r0) * out_stride + t0, out_stride);
     }
   }
 }
