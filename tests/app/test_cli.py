@@ -281,6 +281,17 @@ def check_bench_cpu(model):
     ok("bench --json names the CPU as /proc/cpuinfo does", j.get("cpu") == name, j.get("cpu"))
     ok("bench --json lists the CPU's features as /proc/cpuinfo does", j.get("cpu_features") == want,
        (j.get("cpu_features"), want))
+    ok("bench --json: the prompt in one chunk when shorter than the default 64, no bf16 activations",
+       j.get("chunk_tokens") == 4 and j.get("bf16_activations") is False, j)
+    r = run(["bench", "--model", model, "--gen-tokens", "1", "--prompt-tokens", "100", "--json",
+             "--chunk-tokens", "30", "--bf16-activations"])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    ok("bench --chunk-tokens 30 --bf16-activations is reported", j.get("chunk_tokens") == 30 and
+       j.get("bf16_activations") is True and j.get("bf16_kernel") in ("avx512bf16", "avx2", "scalar"),
+       (r.returncode, r.stderr[-300:], j))
+    r = run(["bench", "--model", model, "--chunk-tokens", "0"])
+    ok("bench --chunk-tokens 0 is refused, naming the flag", r.returncode != 0 and
+       "--chunk-tokens" in r.stderr, (r.returncode, r.stderr[-300:]))
     r = run(["bench", "--model", model, "--gen-tokens", "2", "--prompt-tokens", "4"])
     ok("bench's text names the CPU", f"cpu              {name} (" in r.stdout, r.stdout[:300])
 
