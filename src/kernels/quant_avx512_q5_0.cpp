@@ -5,7 +5,8 @@
 // reduction gives each row's exact sum in its lane, minus 16 * sum(x) for the level offset:
 // s_b = sum (q - 16) x. The float part is the accumulation model of quant_internal.h run on row
 // lanes (block b into accumulator b % 8, fma(float(s_b), d_w * d_x, acc), then the fixed tree),
-// so the bits are the scalar path's (quant_tests).
+// so the bits are the scalar path's (quant_tests). Two and four tokens go in pairs, one per
+// 512-bit register (the levels broadcast to both halves): half the vpdpbusd and reductions.
 #include <cstring>
 
 #include "kernels/quant.h"
@@ -74,12 +75,84 @@ LS_AVX512VNNI_BW void rows8(const std::uint8_t* w, std::size_t w_stride,
   }
 }
 
+// [lo | hi] and the high half, with AVX512F only (the 32x8 forms need AVX512DQ).
+LS_AVX512VNNI_BW inline __m512 concat_ps(__m256 lo, __m256 hi) {
+  return _mm512_castpd_ps(
+      _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+}
+LS_AVX512VNNI_BW inline __m256 high_ps(__m512 v) {
+  return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
+// The 8 rows x 2 tokens of 512-bit partial sums v[r] (token A in the low 256 bits, B in the
+// high) -> [A's 8 row sums | B's 8 row sums]. Integer adds: any order gives the same sums.
+LS_AVX512VNNI_BW inline __m512i hsum8x2_i32(const __m512i* v) {
+  __m512i a[4], b[2];
+  for (int k = 0; k < 4; ++k)  // per 128-bit lane: [r0 02, r1 02, r0 13, r1 13] (r = 2k, 2k+1)
+    a[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * k], v[2 * k + 1]),
+                            _mm512_unpackhi_epi32(v[2 * k], v[2 * k + 1]));
+  for (int k = 0; k < 2; ++k)  // per 128-bit lane: that lane's sums of rows 4k .. 4k + 3
+    b[k] = _mm512_add_epi32(_mm512_unpacklo_epi64(a[2 * k], a[2 * k + 1]),
+                            _mm512_unpackhi_epi64(a[2 * k], a[2 * k + 1]));
+  for (int k = 0; k < 2; ++k)  // add the two 128-bit lanes of each token: 0+1, 2+3
+    b[k] = _mm512_add_epi32(b[k], _mm512_shuffle_i32x4(b[k], b[k], 0xB1));
+  return _mm512_mask_blend_epi32(0xF0F0, b[0], b[1]);  // [A 0-3, A 4-7, B 0-3, B 4-7]
+}
+
+// rows8 for P pairs of tokens (2P tokens), two tokens per 512-bit register: one vpdpbusd per row
+// and pair, one reduction per pair. The float part is rows8's lane for lane (dw twice, each
+// token's scale over its 8 lanes), so the bits are the same.
+template <int P>
+LS_AVX512VNNI_BW void rows8_pairs(const std::uint8_t* w, std::size_t w_stride,
+                                  const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                                  std::size_t out_stride) {
+  const __m512i ones8 = _mm512_set1_epi8(1);
+  __m512 acc[P][8];
+  for (int p = 0; p < P; ++p)
+    for (int k = 0; k < 8; ++k) acc[p][k] = _mm512_setzero_ps();
+  for (std::size_t b = 0; b < nb; ++b) {
+    const std::uint8_t* w0 = w + b * kW;
+    __m512i y[P], isum[P][8];
+    for (int p = 0; p < P; ++p)
+      y[p] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(xrows[2 * p] + b * kX + 2)),
+                                load256(xrows[2 * p + 1] + b * kX + 2), 1);
+    for (int r = 0; r < 8; ++r) {
+      const __m256i q = levels(w0 + r * w_stride);
+      const __m512i q2 = _mm512_inserti64x4(_mm512_castsi256_si512(q), q, 1);
+      for (int p = 0; p < P; ++p)
+        isum[p][r] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q2, y[p]);
+    }
+    const __m256 dw1 = gather_f16x8(w0, w_stride, 0);
+    const __m512 dw = concat_ps(dw1, dw1);
+    for (int p = 0; p < P; ++p) {
+      // sum(x) of each token, in all the lanes of its half.
+      __m512i xs = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones8, y[p]);
+      xs = _mm512_add_epi32(xs, _mm512_shuffle_epi32(xs, _MM_PERM_CDAB));
+      xs = _mm512_add_epi32(xs, _mm512_shuffle_epi32(xs, _MM_PERM_BADC));
+      xs = _mm512_add_epi32(xs, _mm512_shuffle_i32x4(xs, xs, 0xB1));
+      const __m512i s = _mm512_sub_epi32(hsum8x2_i32(isum[p]), _mm512_slli_epi32(xs, 4));
+      const __m512 dx = concat_ps(_mm256_set1_ps(_cvtsh_ss(f16_at(xrows[2 * p] + b * kX))),
+                                  _mm256_set1_ps(_cvtsh_ss(f16_at(xrows[2 * p + 1] + b * kX))));
+      __m512& lane = acc[p][b % 8];
+      lane = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, dx), lane);
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    const __m512* a = acc[p];
+    const __m512 sum =
+        _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[4]), _mm512_add_ps(a[2], a[6])),
+                      _mm512_add_ps(_mm512_add_ps(a[1], a[5]), _mm512_add_ps(a[3], a[7])));
+    store_rows8(_mm512_castps512_ps256(sum), out + 2 * p, out_stride);
+    store_rows8(high_ps(sum), out + 2 * p + 1, out_stride);
+  }
+}
+
 }  // namespace
 
 int dot_tile_q5_0_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                          const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                          float* out, std::size_t out_stride) {
-  static constexpr RowGroupTile kTiles[4] = {rows8<1>, rows8<2>, rows8<3>, rows8<4>};
+  static constexpr RowGroupTile kTiles[4] = {rows8<1>, rows8_pairs<1>, rows8<3>, rows8_pairs<2>};
   return run_row_groups<4>(kTiles, w, w_stride, n_rows, xq, x_stride, n_tok, n / 32, out,
                            out_stride);
 }
