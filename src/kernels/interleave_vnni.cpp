@@ -1,6 +1,13 @@
-// The interleaved Q8_0 / Q4_0 kernels compiled for AVX-512 VNNI on 256-bit vectors (vpdpbusd
-// integer sums); the code is interleave_simd.inc, shared with the AVX2 build.
+// The interleaved Q8_0 / Q4_0 kernels compiled for AVX-512 VNNI (vpdpbusd integer sums; one token
+// per 256-bit vector, or two per 512-bit one); the code is interleave_simd.inc, shared with the
+// AVX2 build.
 #define LS_IL_ATTR __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 #define LS_IL_VNNI 1
+// GCC 12's own 512-bit intrinsics start from an undefined register and trip -Wuninitialized
+// inside its headers; nothing here reads an uninitialized value.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #define LS_IL_ENTRY interleaved_vnni
 #include "kernels/interleave_simd.inc"
