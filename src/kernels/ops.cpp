@@ -1,6 +1,6 @@
 // Plain-loop implementations of the small transformer ops (see ops.h for the formulas);
 // attend_group itself is attention.cpp's (vectorized), attend_group_plain its reference here;
-// likewise softmax (softmax.cpp) and softmax_plain.
+// likewise softmax (softmax.cpp) and softmax_plain, silu_mul (silu.cpp) and silu_mul_plain.
 #include "kernels/ops.h"
 
 #include <algorithm>
@@ -58,10 +58,10 @@ void softmax_plain(std::span<float> x) {
   for (float& v : x) v *= inv;
 }
 
-void silu_mul(const float* gate, const float* up, std::size_t n, float* out) {
+void silu_mul_plain(const float* gate, const float* up, std::size_t n, float* out) {
   for (std::size_t i = 0; i < n; ++i) {
     const float g = gate[i];
-    out[i] = g / (1.0f + std::exp(-g)) * up[i];
+    out[i] = g / (1.0f + exp_f32(-g)) * up[i];
   }
 }
 

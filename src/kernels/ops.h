@@ -31,8 +31,10 @@ void rope_neox(float* x, std::size_t n_heads, std::size_t head_dim, const float*
 void softmax(std::span<float> x);
 void softmax_plain(std::span<float> x);
 
-// out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g))
+// out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)), with exp_f32 (exp.h).
+// silu_mul is vectorized (silu.cpp), silu_mul_plain its reference.
 void silu_mul(const float* gate, const float* up, std::size_t n, float* out);
+void silu_mul_plain(const float* gate, const float* up, std::size_t n, float* out);
 
 // The rows of one layer's keys (or values) of a KV cache kept in blocks of positions: row p
 // starts at blocks[p / block_rows] + offset + (p % block_rows) * row_bytes. A contiguous cache is

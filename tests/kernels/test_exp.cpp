@@ -102,4 +102,22 @@ TEST(Exp, SoftmaxEqualsPlainBitForBit) {
   EXPECT_EQ(cases, 16 * 4 * 6);
 }
 
+// Gates from small to beyond +-88 (the scalar fallback, exp overflow to inf and underflow), NaN:
+// identical bytes.
+TEST(Exp, SiluMulEqualsPlainBitForBit) {
+  std::mt19937 rng(12);
+  std::normal_distribution<float> nd(0, 1);
+  for (std::size_t n : {1, 3, 8, 9, 16, 17, 100, 4864}) {
+    for (float scale : {0.5f, 5.0f, 60.0f}) {
+      std::vector<float> g(n), u(n), a(n), b(n);
+      for (auto& v : g) v = nd(rng) * scale;
+      for (auto& v : u) v = nd(rng);
+      if (n > 2) g[n / 2] = std::numeric_limits<float>::quiet_NaN();
+      ls::kernels::silu_mul(g.data(), u.data(), n, a.data());
+      ls::kernels::silu_mul_plain(g.data(), u.data(), n, b.data());
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), n * sizeof(float)), 0) << n << " " << scale;
+    }
+  }
+}
+
 }  // namespace
