@@ -4,7 +4,8 @@
 # threads for pp128 + tg64 and pp1024, in one table that names the CPU. Given a llama-bench
 # binary you built yourself outside this repository (LS_LLAMA_BENCH=/path/to/llama-bench), it
 # runs llama-bench on the same files with the same thread counts in the same run and adds
-# llama.cpp's figures and the ratios (ours / theirs). Models are made once in $LS_BENCH_MODELS
+# llama.cpp's figures and the ratios (ours / theirs). pp1024 runs in chunks of 512 tokens, as
+# llama-bench's default n_ubatch does (the commands' own default chunk is 64). Models are made once in $LS_BENCH_MODELS
 # (default bench-models/, git-ignored).
 # Usage: bash bench/run_matrix.sh [build/app/logitscope]
 # Environment: LS_BENCH_SHAPES ("qwen2.5-0.5b qwen2.5-1.5b"), LS_BENCH_TYPES
@@ -42,7 +43,7 @@ for shape in $shapes; do
       short="" long="" theirs=""
       for _ in $(seq "$repeat"); do  # ours and theirs alternate, so both see the same machine
         short+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 128 --gen-tokens 64 --json "${flags[@]}")$'\n'
-        long+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 1024 --gen-tokens 1 --json "${flags[@]}")$'\n'
+        long+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 1024 --gen-tokens 1 --chunk-tokens 512 --json "${flags[@]}")$'\n'
         if [ -n "$llama" ]; then
           theirs+=$("$llama" -m "$model" -t "$threads" -p 128,1024 -n 64 -r 1 -o jsonl 2> /dev/null)$'\n'
         fi
