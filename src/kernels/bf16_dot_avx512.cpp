@@ -9,12 +9,7 @@
 
 #include "kernels/bf16_dot_simd.h"
 
-// GCC 12's own 512-bit intrinsics start from an undefined register and trip -Wuninitialized
-// inside its headers; nothing here reads an uninitialized value.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "kernels/avx512_warnings.h"
 
 #define LS_AVX512BF16 \
   __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))

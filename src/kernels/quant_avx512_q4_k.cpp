@@ -8,12 +8,7 @@
 // part as tile_q4_k_rows8 (quant_avx2.cpp), so the bits are the scalar path's (quant_tests).
 #include <cstring>
 
-// GCC 12's own 512-bit intrinsics (broadcast, insert, extract) start from an undefined register
-// and trip -Wuninitialized inside its headers; nothing here reads an uninitialized value.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "kernels/avx512_warnings.h"
 
 #include "kernels/quant.h"
 #include "kernels/quant_internal.h"

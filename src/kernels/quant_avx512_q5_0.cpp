@@ -12,12 +12,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_internal.h"
 
-// GCC 12's own 512-bit intrinsics start from an undefined register and trip -Wuninitialized
-// inside its headers; nothing here reads an uninitialized value.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "kernels/avx512_warnings.h"
 
 #define LS_AVX512VNNI_BW \
   __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
