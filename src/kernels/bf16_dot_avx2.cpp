@@ -7,8 +7,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 
+#include "core/dtype.h"
 #include "kernels/bf16_dot_simd.h"
 
 #define LS_AVX2 __attribute__((target("avx2,fma")))
@@ -90,13 +90,7 @@ LS_AVX2 void round_to_bf16_avx2(const float* x, std::uint16_t* out, std::size_t 
     const __m128i lo = _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), lo);
   }
-  for (; i < n; ++i) {
-    std::uint32_t u;
-    std::memcpy(&u, x + i, 4);
-    out[i] = (u & 0x7fffffffu) > 0x7f800000u
-                 ? static_cast<std::uint16_t>((u >> 16) | 0x40)
-                 : static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-  }
+  for (; i < n; ++i) out[i] = f32_to_bf16(x[i]);
 }
 
 void tile_avx2(const std::uint16_t* w, std::size_t w_stride, int n_rows, const std::uint16_t* x,
