@@ -402,6 +402,10 @@ GgufFile::GgufFile(const std::string& path, GgufArrays arrays) : file_(path) {
       fail("{}: tensors '{}' and '{}' overlap in the data section", path,
            printable(tensors_[order[k - 1]].name), printable(tensors_[order[k]].name));
   }
+  // Everything above the tensor data is parsed into kvs_ and tensors_ now: drop its pages from
+  // the resident set (the tokenizer's arrays are megabytes). A read-only mapping, so a later
+  // read only faults them back in from the page cache.
+  release_mapped_pages(file_.bytes().data(), std::min<std::size_t>(data_offset_, file_.size()));
 }
 
 const GgufKV* GgufFile::find_kv(std::string_view key) const {
