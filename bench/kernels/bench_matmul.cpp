@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "core/aligned.h"
 #include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "kernels/matmul.h"
@@ -62,7 +63,7 @@ void BM_matmul(benchmark::State& state) {
   ls::TensorView tv{
       "w", type, {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols)}, w.data()};
   tv.bf16_activations = bf16_act;
-  std::vector<float> x(static_cast<std::size_t>(tokens) * cols, 0.5f),
+  ls::AlignedVector<float> x(static_cast<std::size_t>(tokens) * cols, 0.5f),
       y(static_cast<std::size_t>(tokens) * rows);
   ls::ThreadPool pool(1);
   ls::kernels::MatmulScratch scratch;

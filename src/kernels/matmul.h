@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "core/aligned.h"
+
 #include "core/tensor.h"
 #include "core/thread_pool.h"
 
@@ -15,7 +17,7 @@ namespace ls::kernels {
 
 // Buffers a matrix product reuses from call to call (no allocation once warmed up).
 struct MatmulScratch {
-  std::vector<std::uint8_t> xq;  // [n_tokens, quantized row bytes] activations for block formats
+  AlignedVector<std::uint8_t> xq;  // [n_tokens, quantized row bytes] activations for block formats
 };
 
 // x: [n_tokens, cols], y: [n_tokens, rows]. Throws if w is not 2-D or sizes disagree.

@@ -40,7 +40,7 @@ namespace {
 
 using Segment = ChunkSegment;
 
-void add_into(std::vector<float>& x, const std::vector<float>& y, std::size_t count) {
+void add_into(std::span<float> x, std::span<const float> y, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) x[i] += y[i];
 }
 
@@ -80,7 +80,7 @@ void attention(const ModelConfig& c, std::span<const SequenceInput> batch,
 
 // --debug-nonfinite: throws when rows [0, T) of `buf` (`width` values each) hold a NaN or an
 // infinity, naming the step and the sequence and position of the first such row.
-void check_finite(const std::vector<float>& buf, std::size_t width,
+void check_finite(std::span<const float> buf, std::size_t width,
                   std::span<const SequenceInput> batch, std::span<const Segment> segs,
                   const std::string_view step, std::int64_t layer) {
   for (const Segment& s : segs)
@@ -128,7 +128,7 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
       k::rmsnorm(&a.x[t * H], L.attn_norm.data(), H, eps, &a.xn[t * H]);
     arch.attention_input(c, L, T, a, pool);
     const auto li = static_cast<std::int64_t>(l);
-    const auto check = [&](const std::vector<float>& buf, std::size_t width, const char* step) {
+    const auto check = [&](std::span<const float> buf, std::size_t width, const char* step) {
       if (checks.nonfinite) check_finite(buf, width, batch, segs, step, li);
     };
     check(a.q, static_cast<std::size_t>(c.q_dim()), "q projection");

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aligned.h"
 #include "core/thread_pool.h"
 #include "kernels/matmul.h"
 #include "model/config.h"
@@ -37,17 +38,17 @@ struct LogitRow {
 // decode loop does not allocate (the logits scratch grows only for multi-sequence batches).
 struct Activations {
   std::int64_t max_tokens = 0;
-  std::vector<float> x;                   // [T, hidden]      residual stream
-  std::vector<float> xn;                  // [T, hidden]      normed input of a sub-layer
-  std::vector<float> q;                   // [T, heads*hd]
-  std::vector<float> k;                   // [T, kv_heads*hd]
-  std::vector<float> v;                   // [T, kv_heads*hd]
-  std::vector<float> att;                 // [T, heads*hd]    attention output before o_proj
-  std::vector<float> proj;                // [T, hidden]      o_proj / down_proj output
-  std::vector<float> gate;                // [T, intermediate]
-  std::vector<float> up;                  // [T, intermediate]
-  std::vector<float> rope_cos, rope_sin;  // [T, hd/2]
-  std::vector<float> logits;              // [rows, vocab] when a batch's logits are scattered
+  AlignedVector<float> x;                   // [T, hidden]      residual stream
+  AlignedVector<float> xn;                  // [T, hidden]      normed input of a sub-layer
+  AlignedVector<float> q;                   // [T, heads*hd]
+  AlignedVector<float> k;                   // [T, kv_heads*hd]
+  AlignedVector<float> v;                   // [T, kv_heads*hd]
+  AlignedVector<float> att;                 // [T, heads*hd]    attention output before o_proj
+  AlignedVector<float> proj;                // [T, hidden]      o_proj / down_proj output
+  AlignedVector<float> gate;                // [T, intermediate]
+  AlignedVector<float> up;                  // [T, intermediate]
+  AlignedVector<float> rope_cos, rope_sin;  // [T, hd/2]
+  AlignedVector<float> logits;              // [rows, vocab] when a batch's logits are scattered
   kernels::MatmulScratch matmul;          // quantized activations
   std::vector<ChunkSegment> segments;     // the current chunk's rows, by sequence
   std::vector<LogitRow> logit_rows;       // the current chunk's rows that want logits

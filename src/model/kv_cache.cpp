@@ -33,7 +33,7 @@ std::int32_t KvBlockPool::allocate() {
   } else {
     b = static_cast<std::int32_t>(storage_.size());
     // Not zeroed: a position is always written before attention reads it.
-    storage_.emplace_back(new std::uint8_t[block_bytes_]);
+    storage_.push_back(make_aligned_bytes(block_bytes_));
     refs_.push_back(0);
   }
   refs_[static_cast<std::size_t>(b)] = 1;

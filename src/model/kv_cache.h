@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/aligned.h"
 #include "core/dtype.h"
 #include "kernels/ops.h"
 #include "model/config.h"
@@ -58,7 +59,7 @@ class KvBlockPool {
   std::size_t layers_;
   std::size_t row_bytes_;
   std::size_t block_bytes_;
-  std::vector<std::unique_ptr<std::uint8_t[]>> storage_;
+  std::vector<AlignedBytes> storage_;  // cache-line aligned: attention streams whole rows
   std::vector<std::int32_t> refs_;
   std::vector<std::int32_t> free_;
 };

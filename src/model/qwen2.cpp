@@ -13,7 +13,7 @@ namespace {
 
 namespace k = kernels;
 
-void add_bias(std::vector<float>& y, const std::vector<float>& b, std::size_t n_tokens) {
+void add_bias(std::span<float> y, std::span<const float> b, std::size_t n_tokens) {
   const std::size_t n = b.size();
   for (std::size_t t = 0; t < n_tokens; ++t)
     for (std::size_t i = 0; i < n; ++i) y[t * n + i] += b[i];

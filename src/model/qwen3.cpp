@@ -17,8 +17,8 @@ namespace {
 namespace k = kernels;
 
 // Each of the rows x heads vectors of hd in `x`, normed in place with weight `w` [hd].
-void head_rmsnorm(std::vector<float>& x, std::size_t rows, std::size_t heads, std::size_t hd,
-                  const std::vector<float>& w, float eps) {
+void head_rmsnorm(std::span<float> x, std::size_t rows, std::size_t heads, std::size_t hd,
+                  std::span<const float> w, float eps) {
   for (std::size_t i = 0; i < rows * heads; ++i)
     k::rmsnorm(&x[i * hd], w.data(), hd, eps, &x[i * hd]);
 }
