@@ -21,10 +21,10 @@ struct AlignedAllocator {
   template <typename U>
   AlignedAllocator(const AlignedAllocator<U>&) noexcept {}  // NOLINT: rebinding is implicit
   T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{kCacheLine}));
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{kCacheLine}));
   }
   void deallocate(T* p, std::size_t) noexcept {
-    ::operator delete(p, std::align_val_t{kCacheLine});
+    ::operator delete (p, std::align_val_t{kCacheLine});
   }
   template <typename U>
   bool operator==(const AlignedAllocator<U>&) const noexcept {
@@ -38,12 +38,12 @@ using AlignedVector = std::vector<T, AlignedAllocator<T>>;
 // An uninitialised, cache-line aligned byte buffer with one owner (KV cache blocks).
 struct AlignedDelete {
   void operator()(std::uint8_t* p) const noexcept {
-    ::operator delete(p, std::align_val_t{kCacheLine});
+    ::operator delete (p, std::align_val_t{kCacheLine});
   }
 };
 using AlignedBytes = std::unique_ptr<std::uint8_t[], AlignedDelete>;
 inline AlignedBytes make_aligned_bytes(std::size_t n) {
-  return AlignedBytes(static_cast<std::uint8_t*>(::operator new(n, std::align_val_t{kCacheLine})));
+  return AlignedBytes(static_cast<std::uint8_t*>(::operator new (n, std::align_val_t{kCacheLine})));
 }
 
 }  // namespace ls
