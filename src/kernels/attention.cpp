@@ -21,55 +21,6 @@ HWY_BEFORE_NAMESPACE();
 namespace ls::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// out[j] = GetLane(SumOfLanes(acc[j])) for j < Lanes(df): the sums dot_impl takes, for a whole
-// vector of dots at once. SumOfLanes adds lane i to lane i + L/2, then the same on the halves,
-// down to one lane; here each level does that for several dots in one vector add (after
-// shuffles that move the lanes side by side), so every sum is the same tree of the same adds.
-template <class DF>
-HWY_INLINE void sum_lanes_of_each(DF df, const hn::Vec<DF>* acc, float* HWY_RESTRICT out) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  __m512 s1[8], s2[4], s3[2];
-  for (int k = 0; k < 8; ++k) {  // lane j + lane j + 8: [dot 2k | dot 2k + 1], 8 lanes each
-    const __m512 a = acc[2 * k].raw, b = acc[2 * k + 1].raw;
-    s1[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0xEE), _mm512_shuffle_f32x4(a, b, 0x44));
-  }
-  for (int k = 0; k < 4; ++k) {  // j + j + 4: quarter m holds dot 4k + m, 4 lanes
-    const __m512 a = s1[2 * k], b = s1[2 * k + 1];
-    s2[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0xDD), _mm512_shuffle_f32x4(a, b, 0x88));
-  }
-  for (int k = 0; k < 2; ++k) {  // j + j + 2: quarter m holds dots 8k + m, 8k + 4 + m, 2 each
-    const __m512d a = _mm512_castps_pd(s2[2 * k]), b = _mm512_castps_pd(s2[2 * k + 1]);
-    s3[k] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpackhi_pd(a, b)),
-                          _mm512_castpd_ps(_mm512_unpacklo_pd(a, b)));
-  }
-  // The last level: lane 4m + c holds dot 4c + m.
-  const __m512 r = _mm512_add_ps(_mm512_shuffle_ps(s3[0], s3[1], _MM_SHUFFLE(3, 1, 3, 1)),
-                                 _mm512_shuffle_ps(s3[0], s3[1], _MM_SHUFFLE(2, 0, 2, 0)));
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  _mm512_storeu_ps(out, _mm512_permutexvar_ps(order, r));
-  (void)df;
-#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
-  __m256 s1[4], s2[2];
-  for (int k = 0; k < 4; ++k) {  // lane j + lane j + 4: [dot 2k | dot 2k + 1], 4 lanes each
-    const __m256 a = acc[2 * k].raw, b = acc[2 * k + 1].raw;
-    s1[k] = _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x31), _mm256_permute2f128_ps(a, b, 0x20));
-  }
-  for (int k = 0; k < 2; ++k) {  // j + j + 2: half h holds dots 4k + h, 4k + 2 + h, 2 lanes each
-    const __m256d a = _mm256_castps_pd(s1[2 * k]), b = _mm256_castps_pd(s1[2 * k + 1]);
-    s2[k] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpackhi_pd(a, b)),
-                          _mm256_castpd_ps(_mm256_unpacklo_pd(a, b)));
-  }
-  // The last level: lanes hold dots 0, 2, 4, 6, 1, 3, 5, 7.
-  const __m256 r = _mm256_add_ps(_mm256_shuffle_ps(s2[0], s2[1], _MM_SHUFFLE(3, 1, 3, 1)),
-                                 _mm256_shuffle_ps(s2[0], s2[1], _MM_SHUFFLE(2, 0, 2, 0)));
-  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  _mm256_storeu_ps(out, _mm256_permutevar8x32_ps(r, order));
-  (void)df;
-#else
-  for (size_t j = 0; j < hn::Lanes(df); ++j) out[j] = hn::GetLane(hn::SumOfLanes(df, acc[j]));
-#endif
-}
-
 // Positions whose value rows are visited together: 16 rows of a 128-wide F32 head are 8 KiB,
 // which stay in L1 while every query head of the group passes over them.
 constexpr size_t kPosBlock = 16;

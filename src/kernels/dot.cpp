@@ -19,6 +19,16 @@ HWY_BEFORE_NAMESPACE();
 namespace ls::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Accumulators whose lane sums sum_lanes_of_each (dot-inl.h) takes in one go: one per lane, on
+// the targets it has a transposed tree for (0: none).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr int kSumsAtOnce = 16;
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+constexpr int kSumsAtOnce = 8;
+#else
+constexpr int kSumsAtOnce = 0;
+#endif
+
 // A tile of dot products: R weight rows against T activation rows, one vector accumulator per
 // (row, token) pair, summed over the elements in order. Each pair's arithmetic is the same
 // whatever R and T are, so a tile's results equal single dots bit for bit; the tile only shares
@@ -54,11 +64,23 @@ HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float*
   }
   const V acc[4][4] = {
       {a00, a01, a02, a03}, {a10, a11, a12, a13}, {a20, a21, a22, a23}, {a30, a31, a32, a33}};
+  // The lane sums: of all R x T accumulators at once when they fill one vector (the full tile),
+  // with the tree SumOfLanes uses, so the bits are the same either way.
+  float sums[4 * 4];
+  if constexpr (R * T == kSumsAtOnce) {
+    V list[R * T];
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t) list[r * T + t] = acc[r][t];
+    sum_lanes_of_each(df, list, sums);
+  } else {
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t) sums[r * T + t] = hn::GetLane(hn::SumOfLanes(df, acc[r][t]));
+  }
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
       float tail = 0.0f;
       for (size_t j = i; j < n; ++j) tail += to_f32(w[r * w_stride + j]) * x[t * x_stride + j];
-      out[r * out_stride + t] = hn::GetLane(hn::SumOfLanes(df, acc[r][t])) + tail;
+      out[r * out_stride + t] = sums[r * T + t] + tail;
     }
   }
 }
