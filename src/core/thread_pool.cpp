@@ -18,12 +18,15 @@ namespace ls {
 
 namespace {
 constexpr auto kSpinTime = std::chrono::microseconds(200);  // before a worker goes to sleep
+// Pieces per thread's share: enough for a fast thread to take over part of a slow one's share,
+// few enough that claiming them (an uncontended atomic add each) stays negligible.
+constexpr std::size_t kPiecesPerThread = 8;
 }
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0)
     num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  chunks_.resize(static_cast<std::size_t>(num_threads));
+  shares_ = std::make_unique<Share[]>(static_cast<std::size_t>(num_threads));
   for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -48,10 +51,13 @@ void ThreadPool::parallel_for(std::size_t n,
     fn(0, n);
     return;
   }
+  n_ = n;
+  grain_ = grain;
+  units_ = units;
+  pieces_ = std::min(units, threads * kPiecesPerThread);
   for (std::size_t t = 0; t < threads; ++t) {
-    const std::size_t b = std::min(n, units * t / threads * grain);
-    const std::size_t e = std::min(n, units * (t + 1) / threads * grain);
-    chunks_[t] = {b, e};
+    shares_[t].next.store(pieces_ * t / threads, std::memory_order_relaxed);
+    shares_[t].end = pieces_ * (t + 1) / threads;
   }
   job_ = &fn;
   pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
@@ -60,9 +66,23 @@ void ThreadPool::parallel_for(std::size_t n,
     std::lock_guard lock(mutex_);
     wake_.notify_all();
   }
-  if (chunks_[0].first < chunks_[0].second) fn(chunks_[0].first, chunks_[0].second);
+  run_pieces(0);
   while (pending_.load(std::memory_order_acquire) != 0) LS_CPU_RELAX();
   job_ = nullptr;
+}
+
+void ThreadPool::run_pieces(std::size_t thread) {
+  const std::size_t threads = static_cast<std::size_t>(size());
+  for (std::size_t k = 0; k < threads; ++k) {
+    Share& s = shares_[(thread + k) % threads];
+    for (;;) {
+      const std::size_t p = s.next.fetch_add(1, std::memory_order_relaxed);
+      if (p >= s.end) break;
+      const std::size_t b = std::min(n_, units_ * p / pieces_ * grain_);
+      const std::size_t e = std::min(n_, units_ * (p + 1) / pieces_ * grain_);
+      if (b < e) (*job_)(b, e);
+    }
+  }
 }
 
 void ThreadPool::worker_loop(int index) {
@@ -82,8 +102,7 @@ void ThreadPool::worker_loop(int index) {
     }
     seen = generation_.load(std::memory_order_acquire);
     if (stop_) return;
-    const auto chunk = chunks_[static_cast<std::size_t>(index)];
-    if (chunk.first < chunk.second) (*job_)(chunk.first, chunk.second);
+    run_pieces(static_cast<std::size_t>(index));
     pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }

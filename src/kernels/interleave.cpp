@@ -108,6 +108,18 @@ void prepare_act_blocks(const std::uint8_t* xq, std::size_t x_stride, int n_tok,
 void dot_interleaved(DType type, const std::uint8_t* w, int n_groups, const std::uint8_t* xq,
                      std::size_t x_stride, int n_tok, std::size_t n, float* out,
                      std::size_t row_stride, std::size_t tok_stride) {
+  thread_local std::vector<ActBlock> xb;
+  const std::size_t need = n / 32 * static_cast<std::size_t>(std::max(n_tok, 0));
+  if (xb.size() < need) xb.resize(need);
+  prepare_act_blocks(xq, x_stride, n_tok, n, xb.data());
+  dot_interleaved_prepared(type, w, n_groups, xq, x_stride, xb.data(), n_tok, n, out, row_stride,
+                           tok_stride);
+}
+
+void dot_interleaved_prepared(DType type, const std::uint8_t* w, int n_groups,
+                              const std::uint8_t* xq, std::size_t x_stride, const ActBlock* xb,
+                              int n_tok, std::size_t n, float* out, std::size_t row_stride,
+                              std::size_t tok_stride) {
   check_type(type, "dot_interleaved");
   if (n % dtype_block_elems(type) != 0)
     fail("dot_interleaved: {} rows come in blocks of {}, got {} elements", dtype_name(type),
@@ -118,12 +130,7 @@ void dot_interleaved(DType type, const std::uint8_t* w, int n_groups, const std:
     dot_interleaved_scalar(type, w, n_groups, xq, x_stride, n_tok, n, out, row_stride, tok_stride);
     return;
   }
-  // Each activation block's scale and sum, once per call (reused by every group).
-  thread_local std::vector<ActBlock> xb;
-  const std::size_t need = n / 32 * static_cast<std::size_t>(n_tok);
-  if (xb.size() < need) xb.resize(need);
-  prepare_act_blocks(xq, x_stride, n_tok, n, xb.data());
-  const InterleavedArgs a{type,  w, n_groups, xq,         x_stride,  xb.data(),
+  const InterleavedArgs a{type,  w, n_groups, xq,         x_stride,  xb,
                           n_tok, n, out,      row_stride, tok_stride};
   if (quant_detail::simd_vnni())
     interleaved_vnni(a);

@@ -38,6 +38,24 @@ void dot_interleaved(DType type, const std::uint8_t* w, int n_groups, const std:
                      std::size_t x_stride, int n_tok, std::size_t n, float* out,
                      std::size_t row_stride, std::size_t tok_stride);
 
+// One activation block's scale (as float) and the sum of its 32 int8 values: what every group's
+// kernel reuses (the sum turns into the offset of unsigned weights). matmul prepares them once
+// per product, before its threads start.
+struct ActBlock {
+  float d;
+  std::int32_t sum;
+};
+
+// xb[t * nb + b] for the n_tok rows of Q8_0 activations at xq (nb = n / 32 blocks each).
+void prepare_act_blocks(const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                        ActBlock* xb);
+
+// dot_interleaved with the activation blocks already prepared (xb as prepare_act_blocks fills).
+void dot_interleaved_prepared(DType type, const std::uint8_t* w, int n_groups,
+                              const std::uint8_t* xq, std::size_t x_stride, const ActBlock* xb,
+                              int n_tok, std::size_t n, float* out, std::size_t row_stride,
+                              std::size_t tok_stride);
+
 // The scalar path of the same products (deinterleaves each row; tests compare with it).
 void dot_interleaved_scalar(DType type, const std::uint8_t* w, int n_groups, const std::uint8_t* xq,
                             std::size_t x_stride, int n_tok, std::size_t n, float* out,

@@ -68,12 +68,16 @@ void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::sp
     if (w.interleaved != kInterleave || !can_interleave(w.dtype, w.shape[0], w.shape[1]))
       fail("matmul: '{}' {} {} is marked interleaved by {}, which its kernels do not support",
            w.name, dtype_name(w.dtype), shape_str(w.shape), w.interleaved);
+    // Each activation block's scale and sum, once per product (every group reuses them).
+    scratch.act_blocks.resize(t_count * (cols / 32));
+    prepare_act_blocks(xq, xq_stride, n_tokens, cols, scratch.act_blocks.data());
+    const ActBlock* xb = scratch.act_blocks.data();
     pool.parallel_for(
         rows,
         [&](std::size_t begin, std::size_t end) {
-          dot_interleaved(w.dtype, w.data + begin * w_stride,
-                          static_cast<int>((end - begin) / kInterleave), xq, xq_stride, n_tokens,
-                          cols, &y[begin], 1, rows);
+          dot_interleaved_prepared(w.dtype, w.data + begin * w_stride,
+                                   static_cast<int>((end - begin) / kInterleave), xq, xq_stride,
+                                   xb, n_tokens, cols, &y[begin], 1, rows);
         },
         kInterleave);
     return;
