@@ -36,45 +36,55 @@ constexpr int kSumsAtOnce = 0;
 template <int R, int T, typename W>
 HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float* HWY_RESTRICT x,
                           size_t x_stride, size_t n, float* HWY_RESTRICT out, size_t out_stride) {
-  static_assert(R >= 1 && R <= 4 && T >= 1 && T <= 4);
+  static_assert(R >= 1 && R <= 4 && T >= 1 && T <= 6);
   const hn::ScalableTag<float> df;
   using V = hn::Vec<decltype(df)>;
   const size_t lanes = hn::Lanes(df);
   // Named accumulators (not an array) so that the compiler keeps all of them in registers.
-  V a00 = hn::Zero(df), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00,
-    a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+  V a00 = hn::Zero(df), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00, a10 = a00,
+    a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00, a20 = a00, a21 = a00, a22 = a00,
+    a23 = a00, a24 = a00, a25 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00, a34 = a00,
+    a35 = a00;
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
     const V x0 = hn::LoadU(df, x + i);
     const V x1 = T > 1 ? hn::LoadU(df, x + x_stride + i) : x0;
     const V x2 = T > 2 ? hn::LoadU(df, x + 2 * x_stride + i) : x0;
     const V x3 = T > 3 ? hn::LoadU(df, x + 3 * x_stride + i) : x0;
+    const V x4 = T > 4 ? hn::LoadU(df, x + 4 * x_stride + i) : x0;
+    const V x5 = T > 5 ? hn::LoadU(df, x + 5 * x_stride + i) : x0;
     // One weight row against the T tokens.
-    const auto row = [&](const W* wr, V& s0, V& s1, V& s2, V& s3) HWY_ATTR {
+    const auto row = [&](const W* wr, V& s0, V& s1, V& s2, V& s3, V& s4, V& s5) HWY_ATTR {
       const V wv = load_weights(df, wr + i);
       s0 = hn::MulAdd(wv, x0, s0);
       if constexpr (T > 1) s1 = hn::MulAdd(wv, x1, s1);
       if constexpr (T > 2) s2 = hn::MulAdd(wv, x2, s2);
       if constexpr (T > 3) s3 = hn::MulAdd(wv, x3, s3);
+      if constexpr (T > 4) s4 = hn::MulAdd(wv, x4, s4);
+      if constexpr (T > 5) s5 = hn::MulAdd(wv, x5, s5);
     };
-    row(w, a00, a01, a02, a03);
-    if constexpr (R > 1) row(w + w_stride, a10, a11, a12, a13);
-    if constexpr (R > 2) row(w + 2 * w_stride, a20, a21, a22, a23);
-    if constexpr (R > 3) row(w + 3 * w_stride, a30, a31, a32, a33);
+    row(w, a00, a01, a02, a03, a04, a05);
+    if constexpr (R > 1) row(w + w_stride, a10, a11, a12, a13, a14, a15);
+    if constexpr (R > 2) row(w + 2 * w_stride, a20, a21, a22, a23, a24, a25);
+    if constexpr (R > 3) row(w + 3 * w_stride, a30, a31, a32, a33, a34, a35);
   }
-  const V acc[4][4] = {
-      {a00, a01, a02, a03}, {a10, a11, a12, a13}, {a20, a21, a22, a23}, {a30, a31, a32, a33}};
-  // The lane sums: of all R x T accumulators at once when they fill one vector (the full tile),
-  // with the tree SumOfLanes uses, so the bits are the same either way.
-  float sums[4 * 4];
-  if constexpr (R * T == kSumsAtOnce) {
+  const V acc[4][6] = {{a00, a01, a02, a03, a04, a05},
+                       {a10, a11, a12, a13, a14, a15},
+                       {a20, a21, a22, a23, a24, a25},
+                       {a30, a31, a32, a33, a34, a35}};
+  // The lane sums: of kSumsAtOnce accumulators at a time while there are that many (in a full
+  // tile), with the tree SumOfLanes uses, so the bits are the same either way.
+  float sums[4 * 6];
+  int done = 0;
+  if constexpr (kSumsAtOnce > 0 && R * T >= kSumsAtOnce) {
     V list[R * T];
     for (int r = 0; r < R; ++r)
       for (int t = 0; t < T; ++t) list[r * T + t] = acc[r][t];
-    sum_lanes_of_each(df, list, sums);
-  } else {
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) sums[r * T + t] = hn::GetLane(hn::SumOfLanes(df, acc[r][t]));
+    for (; done + kSumsAtOnce <= R * T; done += kSumsAtOnce)
+      sum_lanes_of_each(df, list + done, sums + done);
+  }
+  for (int j = done; j < R * T; ++j) sums[j] = hn::GetLane(hn::SumOfLanes(df, acc[j / T][j % T]));
+  {
   }
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
@@ -85,10 +95,11 @@ HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float*
   }
 }
 
-// Tokens per tile: 4 where there are 32 vector registers (AVX-512: 16 accumulators, 4
-// activation and 1-2 weight vectors), else 2 (AVX2's 16: 8 accumulators).
+// Tokens per tile: 6 where there are 32 vector registers (AVX-512: 24 accumulators, 6
+// activation vectors and 1 weight vector; each weight vector widened once for 6 tokens), else 2
+// (AVX2's 16: 8 accumulators).
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-constexpr int kTileT = 4;
+constexpr int kTileT = 6;
 #else
 constexpr int kTileT = 2;
 #endif
@@ -100,11 +111,15 @@ void tile_fn(const void* w, size_t w_stride, const float* x, size_t x_stride, si
   tile_impl<R, T>(static_cast<const W*>(w), w_stride, x, x_stride, n, out, out_stride);
 }
 template <typename W>
-constexpr TileFn kTiles[4][4] = {
-    {tile_fn<1, 1, W>, tile_fn<1, 2, W>, tile_fn<1, 3, W>, tile_fn<1, 4, W>},
-    {tile_fn<2, 1, W>, tile_fn<2, 2, W>, tile_fn<2, 3, W>, tile_fn<2, 4, W>},
-    {tile_fn<3, 1, W>, tile_fn<3, 2, W>, tile_fn<3, 3, W>, tile_fn<3, 4, W>},
-    {tile_fn<4, 1, W>, tile_fn<4, 2, W>, tile_fn<4, 3, W>, tile_fn<4, 4, W>},
+constexpr TileFn kTiles[4][6] = {
+    {tile_fn<1, 1, W>, tile_fn<1, 2, W>, tile_fn<1, 3, W>, tile_fn<1, 4, W>, tile_fn<1, 5, W>,
+     tile_fn<1, 6, W>},
+    {tile_fn<2, 1, W>, tile_fn<2, 2, W>, tile_fn<2, 3, W>, tile_fn<2, 4, W>, tile_fn<2, 5, W>,
+     tile_fn<2, 6, W>},
+    {tile_fn<3, 1, W>, tile_fn<3, 2, W>, tile_fn<3, 3, W>, tile_fn<3, 4, W>, tile_fn<3, 5, W>,
+     tile_fn<3, 6, W>},
+    {tile_fn<4, 1, W>, tile_fn<4, 2, W>, tile_fn<4, 3, W>, tile_fn<4, 4, W>, tile_fn<4, 5, W>,
+     tile_fn<4, 6, W>},
 };
 
 template <typename W>

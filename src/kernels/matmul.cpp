@@ -21,7 +21,8 @@ namespace ls::kernels {
 namespace {
 
 constexpr std::size_t kTileRows = 4;          // threads split rows in multiples of this
-constexpr std::size_t kTileTokens = 4;        // tokens per float tile call during prefill
+constexpr std::size_t kTileTokens = 12;       // tokens per float tile call during prefill (the
+                                              // kernels take 6 or 2 at a time)
 constexpr std::size_t kQuantTileTokens = 16;  // quantized (the VNNI Q8_0 tile takes 16 at once)
                                               // and BF16 x BF16
 constexpr std::size_t kBlockRows = 64;        // rows kept in cache while all tokens pass
