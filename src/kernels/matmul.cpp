@@ -1,10 +1,10 @@
 // Matrix products y = x W^T over the dot-product tiles, for every weight type. Rows of W are
 // split across the thread pool; within a thread, blocks of rows stay in cache while every token
 // of the chunk passes over them (the weights are read from memory once per chunk), and each
-// 4-row x 4-token tile shares its loads. Quantized weights take activations quantized once per
-// call into the caller's scratch, as llama.cpp does (and BF16 weights with bf16_activations
-// take them rounded to BF16, bf16_dot.h). Decode hands each thread's whole row range
-// to one tile call (the kernels group rows themselves).
+// tile (float weights: 4 rows x 6 tokens on AVX-512, 4 x 2 on AVX2) shares its loads. Quantized
+// weights take activations quantized once per call into the caller's scratch, as llama.cpp does
+// (and BF16 weights with bf16_activations take them rounded to BF16, bf16_dot.h). Decode hands
+// each thread's whole row range to one tile call (the kernels group rows themselves).
 #include "kernels/matmul.h"
 
 #include <algorithm>
