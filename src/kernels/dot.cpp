@@ -122,15 +122,20 @@ constexpr TileFn kTiles[4][6] = {
      tile_fn<4, 6, W>},
 };
 
+// How far ahead decode prefetches weight rows. 8 (2 tiles) decoded F16/BF16 faster than 32 in
+// 9 of 11 alternating runs on an AMD EPYC Zen 5 (by 5-10%; 4 was as good as 8; without
+// prefetching, 20% slower).
+constexpr int kAheadRows = 8;
+
 template <typename W>
 void tile_dispatch(const W* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
                    size_t n, float* out, size_t out_stride) {
   for (int r0 = 0; r0 < rows; r0 += 4) {
     const int nr = rows - r0 < 4 ? rows - r0 : 4;
     const W* wr = w + static_cast<size_t>(r0) * w_stride;
-    if (toks == 1 && r0 + 32 < rows) {
-      // Decode streams the matrix once: ask for the rows 8 tiles (32 rows) ahead now.
-      const char* ahead = reinterpret_cast<const char*>(wr + 32 * w_stride);
+    if (toks == 1 && r0 + kAheadRows < rows) {
+      // Decode streams the matrix once: ask for the rows 2 tiles ahead now.
+      const char* ahead = reinterpret_cast<const char*>(wr + kAheadRows * w_stride);
       const size_t bytes = 4 * w_stride * sizeof(W);
       for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(ahead + b);
     }
