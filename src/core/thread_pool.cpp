@@ -21,7 +21,7 @@ constexpr auto kSpinTime = std::chrono::microseconds(200);  // before a worker g
 // Pieces per thread's share: enough for a fast thread to take over part of a slow one's share,
 // few enough that claiming them (an uncontended atomic add each) stays negligible.
 constexpr std::size_t kPiecesPerThread = 8;
-}
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0)

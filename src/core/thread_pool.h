@@ -47,11 +47,11 @@ class ThreadPool {
   std::mutex mutex_;  // guards sleeping and waking only
   std::condition_variable wake_;
   const std::function<void(std::size_t, std::size_t)>* job_ = nullptr;
-  std::unique_ptr<Share[]> shares_;  // one per thread
+  std::unique_ptr<Share[]> shares_;                         // one per thread
   std::size_t n_ = 0, grain_ = 1, units_ = 0, pieces_ = 0;  // the current job's split
-  std::atomic<std::uint64_t> generation_{0};  // bumped once per job (and at shutdown)
-  std::atomic<int> pending_{0};               // workers still running the current job
-  std::atomic<int> sleepers_{0};              // workers asleep on wake_
+  std::atomic<std::uint64_t> generation_{0};                // bumped once per job (and at shutdown)
+  std::atomic<int> pending_{0};                             // workers still running the current job
+  std::atomic<int> sleepers_{0};                            // workers asleep on wake_
   bool stop_ = false;
 };
 

@@ -77,13 +77,23 @@ HWY_INLINE float dot_impl(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, 
   return hn::GetLane(hn::SumOfLanes(df, s)) + tail;
 }
 
+// Accumulators whose lane sums sum_lanes_of_each takes in one go with a transposed tree: one per
+// lane on the targets it has one for (0: elsewhere it is the plain loop over SumOfLanes).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr int kSumsAtOnce = 16;
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+constexpr int kSumsAtOnce = 8;
+#else
+constexpr int kSumsAtOnce = 0;
+#endif
+
 // out[j] = GetLane(SumOfLanes(acc[j])) for j < Lanes(df): the sums dot_impl takes, for a whole
 // vector of dots at once. SumOfLanes adds lane i to lane i + L/2, then the same on the halves,
 // down to one lane; here each level does that for several dots in one vector add (after
 // shuffles that move the lanes side by side), so every sum is the same tree of the same adds.
 template <class DF>
 HWY_INLINE void sum_lanes_of_each(DF df, const hn::Vec<DF>* acc, float* HWY_RESTRICT out) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3  // kSumsAtOnce 16
   __m512 s1[8], s2[4], s3[2];
   for (int k = 0; k < 8; ++k) {  // lane j + lane j + 8: [dot 2k | dot 2k + 1], 8 lanes each
     const __m512 a = acc[2 * k].raw, b = acc[2 * k + 1].raw;
@@ -104,7 +114,7 @@ HWY_INLINE void sum_lanes_of_each(DF df, const hn::Vec<DF>* acc, float* HWY_REST
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   _mm512_storeu_ps(out, _mm512_permutexvar_ps(order, r));
   (void)df;
-#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2  // kSumsAtOnce 8
   __m256 s1[4], s2[2];
   for (int k = 0; k < 4; ++k) {  // lane j + lane j + 4: [dot 2k | dot 2k + 1], 4 lanes each
     const __m256 a = acc[2 * k].raw, b = acc[2 * k + 1].raw;

@@ -19,16 +19,6 @@ HWY_BEFORE_NAMESPACE();
 namespace ls::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Accumulators whose lane sums sum_lanes_of_each (dot-inl.h) takes in one go: one per lane, on
-// the targets it has a transposed tree for (0: none).
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-constexpr int kSumsAtOnce = 16;
-#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
-constexpr int kSumsAtOnce = 8;
-#else
-constexpr int kSumsAtOnce = 0;
-#endif
-
 // A tile of dot products: R weight rows against T activation rows, one vector accumulator per
 // (row, token) pair, summed over the elements in order. Each pair's arithmetic is the same
 // whatever R and T are, so a tile's results equal single dots bit for bit; the tile only shares
@@ -41,10 +31,9 @@ HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float*
   using V = hn::Vec<decltype(df)>;
   const size_t lanes = hn::Lanes(df);
   // Named accumulators (not an array) so that the compiler keeps all of them in registers.
-  V a00 = hn::Zero(df), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00, a10 = a00,
-    a11 = a00, a12 = a00, a13 = a00, a14 = a00, a15 = a00, a20 = a00, a21 = a00, a22 = a00,
-    a23 = a00, a24 = a00, a25 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00, a34 = a00,
-    a35 = a00;
+  V a00 = hn::Zero(df), a01 = a00, a02 = a00, a03 = a00, a04 = a00, a05 = a00, a10 = a00, a11 = a00,
+    a12 = a00, a13 = a00, a14 = a00, a15 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00,
+    a24 = a00, a25 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00, a34 = a00, a35 = a00;
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
     const V x0 = hn::LoadU(df, x + i);

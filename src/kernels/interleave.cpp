@@ -3,6 +3,7 @@
 // bits by construction) and the run-time choice of the AVX2 or AVX-512 VNNI kernels.
 #include "kernels/interleave.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 

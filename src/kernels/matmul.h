@@ -17,8 +17,8 @@ namespace ls::kernels {
 
 // Buffers a matrix product reuses from call to call (no allocation once warmed up).
 struct MatmulScratch {
-  AlignedVector<std::uint8_t> xq;
-  std::vector<ActBlock> act_blocks;  // [n_tokens, cols / 32] for interleaved weights  // [n_tokens, quantized row bytes] activations for block formats
+  AlignedVector<std::uint8_t> xq;  // [n_tokens, quantized row bytes] activations for block formats
+  std::vector<ActBlock> act_blocks;  // [n_tokens, cols / 32] for interleaved weights
 };
 
 // x: [n_tokens, cols], y: [n_tokens, rows]. Throws if w is not 2-D or sizes disagree.

@@ -49,9 +49,9 @@ struct Activations {
   AlignedVector<float> up;                  // [T, intermediate]
   AlignedVector<float> rope_cos, rope_sin;  // [T, hd/2]
   AlignedVector<float> logits;              // [rows, vocab] when a batch's logits are scattered
-  kernels::MatmulScratch matmul;          // quantized activations
-  std::vector<ChunkSegment> segments;     // the current chunk's rows, by sequence
-  std::vector<LogitRow> logit_rows;       // the current chunk's rows that want logits
+  kernels::MatmulScratch matmul;            // quantized activations
+  std::vector<ChunkSegment> segments;       // the current chunk's rows, by sequence
+  std::vector<LogitRow> logit_rows;         // the current chunk's rows that want logits
 
   Activations(const ModelConfig& c, std::int64_t max_tokens);
 };
