@@ -26,7 +26,7 @@ struct ModelOptions {
   std::string kv_type = "f32";    // --kv-type f32|f16|bf16
   bool no_validate = false;       // --no-validate: skip the finite-weights scan at load
   bool debug_nonfinite = false;   // --debug-nonfinite: check every layer's outputs
-  bool no_repack = false;         // --no-repack: run Q8_0/Q4_0 matrices in the file's layout
+  bool no_repack = false;         // --no-repack: run Q8_0/Q4_0/Q5_0/Q5_1 matrices in the file's layout
   bool bf16_activations = false;  // --bf16-activations: BF16 matrices take BF16 activations
 };
 

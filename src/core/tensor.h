@@ -18,7 +18,7 @@ struct TensorView {
   std::vector<std::int64_t> shape;
   const std::uint8_t* data = nullptr;
   // 0: rows one after another, as in the file. 8: rows interleaved in groups of 8, the layout of
-  // kernels/interleave.h that the model repacks Q8_0/Q4_0 matrices to at load (same bytes;
+  // kernels/interleave.h that the model repacks Q8_0/Q4_0/Q5_0/Q5_1 matrices to at load (same bytes;
   // row() is meaningless then: kernels::row_to_f32 and matmul know the layout).
   int interleaved = 0;
   // BF16 matrices only: matmul multiplies them with the activations rounded to BF16

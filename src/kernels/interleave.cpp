@@ -1,9 +1,11 @@
-// The interleaved layout of Q8_0 / Q4_0 weight rows (interleave.h): repacking to it and back,
+// The interleaved layout of Q8_0 / Q4_0 / Q5_0 / Q5_1 weight rows (interleave.h): repacking to it
+// and back,
 // the scalar reference of its dot products (deinterleave, then dot_quantized_scalar: the same
 // bits by construction) and the run-time choice of the AVX2 or AVX-512 VNNI kernels.
 #include "kernels/interleave.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -17,24 +19,61 @@ namespace {
 
 constexpr std::size_t kScaleBytes = 2 * kInterleave;  // the 8 f16 scales of a block-group
 
-// Bytes of one block-group (8 blocks) and the 32-bit words of a block.
-std::size_t group_block_bytes(DType type) {
-  return kInterleave * dtype_block_bytes(type);
-}
-int words_per_block(DType type) {
-  return type == DType::Q8_0 ? 8 : 4;
+bool interleavable(DType type) {
+  return type == DType::Q8_0 || type == DType::Q4_0 || type == DType::Q5_0 || type == DType::Q5_1;
 }
 
 void check_type(DType type, const char* what) {
-  if (type != DType::Q8_0 && type != DType::Q4_0)
-    fail("{}: only Q8_0 and Q4_0 rows are interleaved, got {}", what, dtype_name(type));
+  if (!interleavable(type))
+    fail("{}: only Q8_0, Q4_0, Q5_0 and Q5_1 rows are interleaved, got {}", what, dtype_name(type));
+}
+
+// Where a block of the file's layout and a block-group of the interleaved one keep their parts.
+struct Parts {
+  std::size_t min = 0, qh = 0, qs;  // offsets in the file's block (min, qh: 0 when absent)
+  std::size_t g_min = 0, g_masks = 0, g_words;  // offsets in the block-group
+  int words;                                    // 32-bit words of weights per row and block
+};
+Parts parts(DType type) {
+  switch (type) {
+    case DType::Q8_0:
+      return {0, 0, 2, 0, 0, kScaleBytes, 8};
+    case DType::Q4_0:
+      return {0, 0, 2, 0, 0, kScaleBytes, 4};
+    case DType::Q5_0:
+      return {0, offsetof(BlockQ5_0, qh), offsetof(BlockQ5_0, qs), 0, 16, 48, 4};
+    default:  // Q5_1
+      return {
+          offsetof(BlockQ5_1, m), offsetof(BlockQ5_1, qh), offsetof(BlockQ5_1, qs), 16, 32, 64, 4};
+  }
+}
+
+// The high-bit masks of a Q5 block-group: for word k, mask 2k has bit 4l + j = element 4k + j's
+// high bit of row l (the low nibbles of the word), mask 2k + 1 that of element 16 + 4k + j.
+void pack_masks(const std::uint32_t qh[kInterleave], std::uint8_t* out) {
+  for (int k = 0; k < 4; ++k)
+    for (int half = 0; half < 2; ++half) {
+      std::uint32_t m = 0;
+      for (int l = 0; l < kInterleave; ++l) m |= ((qh[l] >> (16 * half + 4 * k)) & 0xFu) << (4 * l);
+      std::memcpy(out + 4 * (2 * k + half), &m, 4);
+    }
+}
+std::uint32_t unpack_mask(const std::uint8_t* masks, int lane) {
+  std::uint32_t qh = 0;
+  for (int k = 0; k < 4; ++k)
+    for (int half = 0; half < 2; ++half) {
+      std::uint32_t m;
+      std::memcpy(&m, masks + 4 * (2 * k + half), 4);
+      qh |= ((m >> (4 * lane)) & 0xFu) << (16 * half + 4 * k);
+    }
+  return qh;
 }
 
 }  // namespace
 
 bool can_interleave(DType type, std::int64_t rows, std::int64_t cols) {
-  return (type == DType::Q8_0 || type == DType::Q4_0) && rows > 0 && rows % kInterleave == 0 &&
-         cols > 0 && cols % static_cast<std::int64_t>(dtype_block_elems(type)) == 0;
+  return interleavable(type) && rows > 0 && rows % kInterleave == 0 && cols > 0 &&
+         cols % static_cast<std::int64_t>(dtype_block_elems(type)) == 0;
 }
 
 void interleave_rows(DType type, const std::uint8_t* src, std::size_t rows, std::size_t cols,
@@ -46,17 +85,22 @@ void interleave_rows(DType type, const std::uint8_t* src, std::size_t rows, std:
         "multiple of {})",
         dtype_name(type), rows, cols, kInterleave);
   const std::size_t bb = dtype_block_bytes(type), nb = cols / dtype_block_elems(type);
-  const std::size_t row_bytes = nb * bb, gb = group_block_bytes(type);
-  const int words = words_per_block(type);
+  const std::size_t row_bytes = nb * bb, gb = kInterleave * bb;
+  const Parts p = parts(type);
   for (std::size_t g = 0; g < rows / kInterleave; ++g) {
     std::uint8_t* out = dst + g * kInterleave * row_bytes;
-    for (std::size_t b = 0; b < nb; ++b, out += gb)
+    for (std::size_t b = 0; b < nb; ++b, out += gb) {
+      std::uint32_t qh[kInterleave];
       for (int l = 0; l < kInterleave; ++l) {
         const std::uint8_t* blk = src + (g * kInterleave + l) * row_bytes + b * bb;
         std::memcpy(out + 2 * l, blk, 2);
-        for (int k = 0; k < words; ++k)
-          std::memcpy(out + kScaleBytes + 32 * k + 4 * l, blk + 2 + 4 * k, 4);
+        if (p.min != 0) std::memcpy(out + p.g_min + 2 * l, blk + p.min, 2);
+        if (p.qh != 0) std::memcpy(&qh[l], blk + p.qh, 4);
+        for (int k = 0; k < p.words; ++k)
+          std::memcpy(out + p.g_words + 32 * k + 4 * l, blk + p.qs + 4 * k, 4);
       }
+      if (p.qh != 0) pack_masks(qh, out + p.g_masks);
+    }
   }
 }
 
@@ -66,14 +110,19 @@ void deinterleave_row(DType type, const std::uint8_t* group, std::size_t cols, i
   if (lane < 0 || lane >= kInterleave)
     fail("deinterleave_row: lane {} is outside 0..{}", lane, kInterleave - 1);
   const std::size_t bb = dtype_block_bytes(type), nb = cols / dtype_block_elems(type);
-  const std::size_t gb = group_block_bytes(type);
-  const int words = words_per_block(type);
+  const std::size_t gb = kInterleave * bb;
+  const Parts p = parts(type);
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint8_t* in = group + b * gb;
     std::uint8_t* blk = out + b * bb;
     std::memcpy(blk, in + 2 * lane, 2);
-    for (int k = 0; k < words; ++k)
-      std::memcpy(blk + 2 + 4 * k, in + kScaleBytes + 32 * k + 4 * lane, 4);
+    if (p.min != 0) std::memcpy(blk + p.min, in + p.g_min + 2 * lane, 2);
+    if (p.qh != 0) {
+      const std::uint32_t qh = unpack_mask(in + p.g_masks, lane);
+      std::memcpy(blk + p.qh, &qh, 4);
+    }
+    for (int k = 0; k < p.words; ++k)
+      std::memcpy(blk + p.qs + 4 * k, in + p.g_words + 32 * k + 4 * lane, 4);
   }
 }
 

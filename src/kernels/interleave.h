@@ -1,8 +1,8 @@
-// Weight rows interleaved in groups of 8 for the decode kernels (Q8_0 and Q4_0). In the file's
-// layout each 32-weight block needs a horizontal sum of its products; interleaved, 32-bit lane l
-// of a vector holds 4 weights of row l, so one vpdpbusd (or maddubs + madd) per 4 columns leaves
-// lane l = the exact integer sum of row l's block: no shuffles per block. Same bytes as the file
-// (repacked once at load, the mapped original released), same bits as dot_quantized.
+// Weight rows interleaved in groups of 8 for the decode kernels (Q8_0, Q4_0, Q5_0, Q5_1). In the
+// file's layout each 32-weight block needs a horizontal sum of its products; interleaved, 32-bit
+// lane l of a vector holds 4 weights of row l, so one vpdpbusd (or maddubs + madd) per 4 columns
+// leaves lane l = the exact integer sum of row l's block: no shuffles per block. Same bytes as
+// the file (repacked once at load, the mapped original released), same bits as dot_quantized.
 #pragma once
 
 #include <cstddef>
@@ -13,15 +13,18 @@
 namespace ls::kernels {
 
 // Rows per group. A group of 8 rows stores, for block b = 0 .. nb-1 in turn:
-//   8 f16 scales (row 0 .. 7 of block b), then the block's weights as 32-bit words,
-//   word k of row l at byte 16 + 32k + 4l (Q8_0: k < 8, the int8 weights 4k .. 4k+3;
-//   Q4_0: k < 4, the packed bytes 4k .. 4k+3, i.e. weights 4k..4k+3 in their low nibbles and
-//   16+4k .. 16+4k+3 in their high ones).
-// A block-group is 8 blocks' bytes (Q8_0: 272, Q4_0: 144), so a group is 8 rows' bytes.
+//   8 f16 scales (row 0 .. 7 of block b); Q5_1: then its 8 f16 minimums; Q5_0/Q5_1: then 8
+//   32-bit masks of the high bits (mask 2k: bit 4l + j = row l's bit 4k + j, mask 2k + 1: its
+//   bit 16 + 4k + j, i.e. the high bits of the weights word k holds in its low / high nibbles);
+//   then the block's weights as 32-bit words, word k of row l at 32k + 4l after the parts above
+//   (Q8_0: k < 8, the int8 weights 4k .. 4k+3; Q4_0, Q5_*: k < 4, the packed bytes 4k .. 4k+3,
+//   i.e. weights 4k..4k+3 in their low nibbles and 16+4k .. 16+4k+3 in their high ones).
+// A block-group is 8 blocks' bytes (Q8_0: 272, Q4_0: 144, Q5_0: 176, Q5_1: 192), so a group is
+// 8 rows' bytes.
 constexpr int kInterleave = 8;
 
-// Whether a [rows, cols] matrix of this type has an interleaved layout (Q8_0 or Q4_0, rows a
-// multiple of 8, cols a whole number of blocks).
+// Whether a [rows, cols] matrix of this type has an interleaved layout (Q8_0, Q4_0, Q5_0 or
+// Q5_1, rows a multiple of 8, cols a whole number of blocks).
 bool can_interleave(DType type, std::int64_t rows, std::int64_t cols);
 
 // src: rows x cols in the file's layout -> dst: the interleaved layout (the same byte count).

@@ -27,7 +27,7 @@ struct LoadOptions {
   DType kv_type = DType::F32;    // the KV cache element type of its sequences (F32, F16, BF16)
   bool validate = true;          // scan norms and GGML block scales for NaN/inf at load
   bool debug_nonfinite = false;  // check every layer's outputs (ForwardChecks::nonfinite)
-  bool repack = true;            // Q8_0/Q4_0 matrices into the kernels' layout (model/repack.h)
+  bool repack = true;            // Q8_0/Q4_0/Q5_0/Q5_1 matrices into the kernels' layout (model/repack.h)
   // BF16 matrices multiply activations rounded to BF16 (kernels/bf16_dot.h), as llama.cpp and
   // torch's bf16 compute do: about 1.5x the prefill speed on CPUs with AVX512_BF16. The logits
   // move by a few hundredths (0.02-0.05 on the reference tests' models) from the exact

@@ -1,4 +1,4 @@
-// Repacking weight matrices at load (repack.h): each Q8_0/Q4_0 matrix whose rows come in whole
+// Repacking weight matrices at load (repack.h): each Q8_0/Q4_0/Q5_0/Q5_1 matrix whose rows come in whole
 // groups of 8 is interleaved into a new buffer, then the file's pages under it are released.
 #include "model/repack.h"
 

@@ -1,5 +1,5 @@
 // Repacking weight matrices at load into the layouts the kernels run fastest on: today the
-// interleaved groups of 8 rows of kernels/interleave.h for Q8_0 and Q4_0 (decode about twice as
+// interleaved groups of 8 rows of kernels/interleave.h for Q8_0, Q4_0, Q5_0 and Q5_1 (decode about twice as
 // fast). The repacked copy replaces the memory-mapped bytes, whose pages are released, so the
 // resident weights stay one copy; tied embeddings are repacked once for both uses.
 #pragma once

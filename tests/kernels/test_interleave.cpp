@@ -1,7 +1,7 @@
-// The interleaved Q8_0 / Q4_0 layout (kernels/interleave.h): repacking round-trips byte for
-// byte, and its dot products (through the dispatch, and the AVX2 and AVX-512 VNNI kernels called
-// directly) give dot_quantized_scalar's bits for every row and token: random rows, arbitrary
-// bytes (Q8_0 -128, every nibble), ragged last chunks, several tokens and strides.
+// The interleaved Q8_0 / Q4_0 / Q5_0 / Q5_1 layout (kernels/interleave.h): repacking round-trips
+// byte for byte, and its dot products (through the dispatch, and the AVX2 and AVX-512 VNNI kernels
+// called directly) give dot_quantized_scalar's bits for every row and token: random rows, arbitrary
+// bytes (Q8_0 -128, every nibble and high bit), ragged last chunks, several tokens and strides.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -52,10 +52,12 @@ Case make_case(DType t, std::size_t rows, std::size_t cols, int tokens, unsigned
       k::quantize_row(t, f.data(), row, cols);
     } else {
       for (std::size_t i = 0; i < c.row_bytes; ++i) row[i] = static_cast<std::uint8_t>(byte(rng));
-      for (std::size_t off = 0; off < c.row_bytes; off += ls::dtype_block_bytes(t)) {
-        const std::uint16_t d = ls::f32_to_f16(scale(rng));
-        std::memcpy(row + off, &d, 2);
-      }
+      for (std::size_t off = 0; off < c.row_bytes; off += ls::dtype_block_bytes(t))
+        for (std::size_t at : {0, 2}) {  // the scale, and Q5_1's minimum
+          if (at == 2 && t != DType::Q5_1) continue;
+          const std::uint16_t d = ls::f32_to_f16(scale(rng));
+          std::memcpy(row + off + at, &d, 2);
+        }
     }
   }
   c.wi.resize(c.w.size());
@@ -83,9 +85,10 @@ void expect_scalar_bits(const Case& c, const std::vector<float>& out, std::size_
 }
 
 const std::size_t kCols[] = {32, 96, 256, 896, 4864};  // 1, 3, 8, 28 (ragged), 152 blocks
+const DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q5_1};
 
 TEST(Interleave, RoundTripsByteForByte) {
-  for (DType t : {DType::Q8_0, DType::Q4_0})
+  for (DType t : kTypes)
     for (std::size_t cols : kCols) {
       const Case c = make_case(t, 16, cols, 1, 1);
       ASSERT_NE(c.w, c.wi) << "the layout must differ from the file's";
@@ -101,6 +104,8 @@ TEST(Interleave, RoundTripsByteForByte) {
 
 TEST(Interleave, OnlyWholeGroupsOfBlockTypes) {
   EXPECT_TRUE(k::can_interleave(DType::Q4_0, 896, 4864));
+  EXPECT_TRUE(k::can_interleave(DType::Q5_1, 896, 4864));
+  EXPECT_FALSE(k::can_interleave(DType::Q4_1, 896, 4864));
   EXPECT_FALSE(k::can_interleave(DType::Q4_0, 12, 64));  // rows not a multiple of 8
   EXPECT_FALSE(k::can_interleave(DType::Q8_0, 8, 40));   // ragged block
   EXPECT_FALSE(k::can_interleave(DType::Q4_K, 8, 256));
@@ -111,7 +116,7 @@ TEST(Interleave, OnlyWholeGroupsOfBlockTypes) {
 }
 
 TEST(Interleave, DispatchedDotsEqualScalarBits) {
-  for (DType t : {DType::Q8_0, DType::Q4_0})
+  for (DType t : kTypes)
     for (std::size_t cols : kCols)
       for (int tokens : {1, 3}) {
         const Case c = make_case(t, 24, cols, tokens, static_cast<unsigned>(cols + tokens));
@@ -128,18 +133,20 @@ TEST(Interleave, DispatchedDotsEqualScalarBits) {
 
 // The AVX2 and VNNI kernels called directly (LS_QUANT_SIMD may steer the dispatch away from one),
 // each skipped, saying so, where the CPU lacks it.
+// One, two (a pair in one register on VNNI) and three tokens.
 void direct(bool vnni) {
-  for (DType t : {DType::Q8_0, DType::Q4_0})
-    for (std::size_t cols : kCols) {
-      const Case c = make_case(t, 16, cols, 2, static_cast<unsigned>(cols * 3));
-      std::vector<k::ActBlock> xb(cols / 32 * 2);
-      k::prepare_act_blocks(c.x.data(), c.x_bytes + 6, 2, cols, xb.data());
-      std::vector<float> out(c.rows * 2, -1.0f);
-      const k::InterleavedArgs a{t, c.wi.data(), 2,          c.x.data(), c.x_bytes + 6, xb.data(),
-                                 2, cols,        out.data(), 1,          c.rows};
-      (vnni ? k::interleaved_vnni : k::interleaved_avx2)(a);
-      expect_scalar_bits(c, out, 1, c.rows, vnni ? "vnni" : "avx2");
-    }
+  for (DType t : kTypes)
+    for (std::size_t cols : kCols)
+      for (int tok : {1, 2, 3}) {
+        const Case c = make_case(t, 16, cols, tok, static_cast<unsigned>(cols * 3 + tok));
+        std::vector<k::ActBlock> xb(cols / 32 * tok);
+        k::prepare_act_blocks(c.x.data(), c.x_bytes + 6, tok, cols, xb.data());
+        std::vector<float> out(c.rows * tok, -1.0f);
+        const k::InterleavedArgs a{t,    c.wi.data(), 2, c.x.data(), c.x_bytes + 6, xb.data(), tok,
+                                   cols, out.data(),  1, c.rows};
+        (vnni ? k::interleaved_vnni : k::interleaved_avx2)(a);
+        expect_scalar_bits(c, out, 1, c.rows, vnni ? "vnni" : "avx2");
+      }
 }
 
 TEST(Interleave, Avx2KernelEqualsScalarBits) {

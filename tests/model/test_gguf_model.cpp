@@ -424,12 +424,12 @@ TEST(GgufModel, QuantizeErrors) {
 namespace ls {
 namespace {
 
-// Repacking at load (model/repack.h) changes the layout, not the numbers: Q8_0 and Q4_0 models
-// give the file layout's logits bit for bit, prefill (every position) and decode, on 1 and 2
-// threads; the tied embedding is repacked once and still looks its rows up right.
+// Repacking at load (model/repack.h) changes the layout, not the numbers: Q8_0, Q4_0, Q5_0 and
+// Q5_1 models give the file layout's logits bit for bit, prefill (every position) and decode, on
+// 1 and 2 threads; the tied embedding is repacked once and still looks its rows up right.
 TEST(GgufModel, RepackedWeightsGiveTheFileLayoutsLogitsBitForBit) {
   if (!gguf_can_write(DType::Q8_0)) GTEST_SKIP() << "quantization kernels not in this build";
-  for (DType t : {DType::Q8_0, DType::Q4_0}) {
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q5_1}) {
     SCOPED_TRACE(dtype_name(t));
     const std::string path = convert(t, std::string(dtype_name(t)));
     const auto packed = Model::load(path);
@@ -438,7 +438,7 @@ TEST(GgufModel, RepackedWeightsGiveTheFileLayoutsLogitsBitForBit) {
     const auto plain = Model::load(path, plain_options);
     EXPECT_EQ(plain->repacked_bytes(), 0u);
     // Every matrix of the tiny shape has whole groups of 8 rows and whole blocks (or fell back
-    // to F16): all of its Q8_0/Q4_0 bytes, tied embedding counted once.
+    // to F16): all of its bytes of that type, tied embedding counted once.
     std::size_t want = 0;
     const Weights& w = packed->weights();
     EXPECT_EQ(w.embed.data, w.lm_head.data) << "tied: one repacked copy for both";
