@@ -121,6 +121,11 @@ int dot_tile_q4_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows
                          const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                          float* out, std::size_t out_stride);
 
+// AVX-512BW Q6_K x Q8_K tiles (quant_avx512_q6_k.cpp), the same contract as dot_tile_q4_k_avx512.
+int dot_tile_q6_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                         float* out, std::size_t out_stride);
+
 // AVX-512 VNNI Q5_0, Q5_1 and Q4_1 x Q8_0 tiles (quant_avx512_32.cpp; weight is one of those
 // three), the same contract as dot_tile_q4_k_avx512.
 int dot_tile_32_avx512(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
