@@ -157,8 +157,8 @@ bool use_vnni() {
 }
 
 // Q8_0 tiles of 2 or more tokens take the VNNI kernel where there is one: it transposes each
-// weight chunk once for all tokens, which does not pay for a single token. Q4_K, Q6_K, Q5_0, Q5_1
-// and Q4_1 rows in groups of 8 take their AVX-512 tiles on the same CPUs.
+// weight chunk once for all tokens, which does not pay for a single token. Q4_K, Q5_K, Q6_K, Q5_0,
+// Q5_1 and Q4_1 rows in groups of 8 take their AVX-512 tiles on the same CPUs.
 void tile_simd(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
                const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n, float* out,
                std::size_t out_stride) {
@@ -168,12 +168,14 @@ void tile_simd(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_
   }
   // Decode too: with the next group prefetched (prefetch_rows8), the row groups read the matrix
   // as fast as the AVX2 tile's single stream does (without it, Q5_0 decode halved).
-  const bool row_groups = weight == DType::Q4_K || weight == DType::Q6_K || weight == DType::Q5_0 ||
-                          weight == DType::Q5_1 || weight == DType::Q4_1;
+  const bool row_groups = weight == DType::Q4_K || weight == DType::Q5_K || weight == DType::Q6_K ||
+                          weight == DType::Q5_0 || weight == DType::Q5_1 || weight == DType::Q4_1;
   if (row_groups && n_rows >= 8 && use_vnni()) {  // groups of 8 rows, then the rest
     const int done =
         weight == DType::Q4_K
             ? dot_tile_q4_k_avx512(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride)
+        : weight == DType::Q5_K
+            ? dot_tile_q5_k_avx512(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride)
         : weight == DType::Q6_K
             ? dot_tile_q6_k_avx512(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride)
             : dot_tile_32_avx512(weight, w, w_stride, n_rows, xq, x_stride, n_tok, n, out,
@@ -290,7 +292,7 @@ void quantize_activations(DType act, const float* x, std::uint8_t* out, std::siz
 }
 
 const char* quant_simd_name() {
-  return use_vnni()   ? "avx512vnni (Q8_0, Q5_0, Q5_1, Q4_1 tiles), avx512bw (Q4_K, Q6_K), avx2"
+  return use_vnni() ? "avx512vnni (Q8_0, Q5_0, Q5_1, Q4_1 tiles), avx512bw (Q4_K, Q5_K, Q6_K), avx2"
          : use_avx2() ? "avx2"
                       : "scalar";
 }

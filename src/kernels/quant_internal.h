@@ -114,10 +114,16 @@ void dot_tile_q8_0_vnni(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                         float* out, std::size_t out_stride);
 
-// AVX-512BW Q4_K x Q8_K tiles (quant_avx512_q4_k.cpp) for the first n_rows / 8 * 8 rows, whose
+// AVX-512BW Q4_K x Q8_K tiles (quant_avx512_q45_k.cpp) for the first n_rows / 8 * 8 rows, whose
 // count it returns (the caller does the rest); only called where avx512_vnni_supported() (every
 // such CPU has avx512bw). Same bits as dot_tile_avx2.
 int dot_tile_q4_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                         float* out, std::size_t out_stride);
+
+// AVX-512BW Q5_K x Q8_K tiles (quant_avx512_q45_k.cpp), the same contract as
+// dot_tile_q4_k_avx512.
+int dot_tile_q5_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                          const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                          float* out, std::size_t out_stride);
 

@@ -526,21 +526,22 @@ TEST(QuantDot, Avx512VnniTileEqualsScalarBitForBit) {
   }
 }
 
-// The AVX-512 Q4_K, Q6_K, Q5_0, Q5_1 and Q4_1 tiles called directly against the scalar definition,
-// bit for bit: rows of arbitrary bytes (every scale/min pattern and high bit) with finite f16
-// scales, 8, 13 and 16 rows (they take whole groups of 8 and leave the rest to the caller), 1 to 9
-// tokens. Skipped, saying so, where the CPU lacks AVX-512 VNNI/BW.
+// The AVX-512 Q4_K, Q5_K, Q6_K, Q5_0, Q5_1 and Q4_1 tiles called directly against the scalar
+// definition, bit for bit: rows of arbitrary bytes (every scale/min pattern and high bit) with
+// finite f16 scales, 8, 13 and 16 rows (they take whole groups of 8 and leave the rest to the
+// caller), 1 to 9 tokens. Skipped, saying so, where the CPU lacks AVX-512 VNNI/BW.
 TEST(QuantDot, Avx512RowGroupTilesEqualScalarBitForBit) {
   if (!k::quant_detail::avx512_vnni_supported())
-    GTEST_SKIP() << "this CPU has no AVX-512 VNNI/BW: the AVX-512 Q4_K/Q6_K/Q5_0/Q5_1/Q4_1 tiles "
+    GTEST_SKIP() << "this CPU has no AVX-512 VNNI/BW: the AVX-512 K-quant/Q5_0/Q5_1/Q4_1 tiles "
                     "are not tested";
   std::mt19937 rng(12);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
-  for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q5_0, DType::Q5_1, DType::Q4_1}) {
+  for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q5_0, DType::Q5_1, DType::Q4_1}) {
     const DType a = k::dot_activation_type(t);
     const auto tile = [t](auto... args) {
       return t == DType::Q4_K   ? k::quant_detail::dot_tile_q4_k_avx512(args...)
+             : t == DType::Q5_K ? k::quant_detail::dot_tile_q5_k_avx512(args...)
              : t == DType::Q6_K ? k::quant_detail::dot_tile_q6_k_avx512(args...)
                                 : k::quant_detail::dot_tile_32_avx512(t, args...);
     };
@@ -583,7 +584,8 @@ TEST(QuantDot, Avx512RowGroupTilesEqualScalarBitForBit) {
 
 TEST(QuantDot, ReportsImplementation) {
   const std::string name = k::quant_simd_name();
-  EXPECT_TRUE(name == "avx512vnni (Q8_0, Q5_0, Q5_1, Q4_1 tiles), avx512bw (Q4_K, Q6_K), avx2" ||
+  EXPECT_TRUE(name ==
+                  "avx512vnni (Q8_0, Q5_0, Q5_1, Q4_1 tiles), avx512bw (Q4_K, Q5_K, Q6_K), avx2" ||
               name == "avx2" || name == "scalar")
       << name;
   const char* env = std::getenv("LS_QUANT_SIMD");

@@ -1,0 +1,109 @@
+// Q4_K and Q5_K x Q8_K tiles with AVX-512BW, for rows in groups of 8 and up to 8 tokens (chosen
+// at run time where the VNNI Q8_0 tile is: avx512vnni CPUs, which all have avx512bw). Per row and
+// block, each group of 32 weight bytes (sub-blocks 2g in the low nibbles, 2g + 1 in the high
+// ones) is broadcast to both halves of a 512-bit register and shifted by 0 and 4, so one register
+// holds 64 consecutive levels, matching 64 consecutive activation bytes (Q5_K: plus 16 where bit
+// 2g, or 2g + 1, of the qh bytes is set: one byte test and one masked add): one maddubs and one
+// madd with the two sub-blocks' scales per token and 64 weights, half the instructions of the
+// AVX2 tile. The exact integer sums then go through the same transposing reduction and lane-wise
+// float part as tile_q4_k_rows8 (quant_avx2.cpp; Q5_K has Q4_K's accumulation model), so the
+// bits are the scalar path's (quant_tests).
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/avx512_warnings.h"
+
+#include "kernels/quant.h"
+#include "kernels/quant_internal.h"
+
+#define LS_AVX512BW __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
+
+namespace ls::kernels::quant_detail {
+namespace {
+
+template <bool kQ5, int T>
+LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
+                       const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                       std::size_t out_stride) {
+  using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
+  static_assert(offsetof(Block, d) == offsetof(BlockQ4_K, d) &&
+                offsetof(Block, dmin) == offsetof(BlockQ4_K, dmin));  // k_rows8_block's
+  const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
+  const __m512i shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+  __m512i pick[4];  // word g of the scales: [scale 2g x 16 | scale 2g + 1 x 16]
+  for (int g = 0; g < 4; ++g)
+    pick[g] = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(2 * g)),
+                                 _mm256_set1_epi16(static_cast<short>(2 * g + 1)), 1);
+  __m256 a[T], m[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) a[t] = m[t] = _mm256_setzero_ps();
+  for (std::size_t b = 0; b < nb; ++b) {
+    const std::uint8_t* w0 = w + b * sizeof(Block);
+    __m256i isum[T][8], msum[T][8];
+    for (int r = 0; r < 8; ++r) {
+      const std::uint8_t* wb = w0 + r * w_stride;
+      const __m128i sm = k_scales_mins(wb + offsetof(Block, scales));
+      const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm));
+      const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));  // m0 m0 m1 m1 ..
+      __m512i acc[T];
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        const __m512i q2 = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(wb + offsetof(Block, qs) + 32 * g)));
+        __m512i q = _mm512_and_si512(_mm512_srlv_epi16(q2, shift), m4);
+        if constexpr (kQ5) {  // element i of either half: bit 2g (low) or 2g + 1 (high) of qh[i]
+          const __m512i qh = _mm512_broadcast_i64x4(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + offsetof(BlockQ5_K, qh))));
+          const __m512i bit =
+              _mm512_inserti64x4(_mm512_set1_epi8(static_cast<char>(1 << (2 * g))),
+                                 _mm256_set1_epi8(static_cast<char>(1 << (2 * g + 1))), 1);
+          q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh, bit), q, sixteen);
+        }
+        const __m512i s = _mm512_permutexvar_epi16(pick[g], sc16);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+          const __m512i y = _mm512_loadu_si512(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g);
+          acc[t] = _mm512_add_epi32(acc[t], _mm512_madd_epi16(_mm512_maddubs_epi16(q, y), s));
+        }
+      }
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        isum[t][r] =
+            _mm256_add_epi32(_mm512_castsi512_si256(acc[t]), _mm512_extracti64x4_epi64(acc[t], 1));
+        const __m256i bs = _mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256));
+        msum[t][r] = _mm256_madd_epi16(bs, mins);
+      }
+    }
+    k_rows8_block<T>(w0, w_stride, xrows, b, isum, msum, a, m);
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) store_rows8(_mm256_sub_ps(a[t], m[t]), out + t, out_stride);
+}
+
+}  // namespace
+
+int dot_tile_q4_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                         float* out, std::size_t out_stride) {
+  static constexpr RowGroupTile kTiles[8] = {rows8<false, 1>, rows8<false, 2>, rows8<false, 3>,
+                                             rows8<false, 4>, rows8<false, 5>, rows8<false, 6>,
+                                             rows8<false, 7>, rows8<false, 8>};
+  return run_row_groups<8>(kTiles, w, w_stride, n_rows, xq, x_stride, n_tok, n / 256, out,
+                           out_stride);
+}
+
+int dot_tile_q5_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                         float* out, std::size_t out_stride) {
+  static constexpr RowGroupTile kTiles[8] = {rows8<true, 1>, rows8<true, 2>, rows8<true, 3>,
+                                             rows8<true, 4>, rows8<true, 5>, rows8<true, 6>,
+                                             rows8<true, 7>, rows8<true, 8>};
+  return run_row_groups<8>(kTiles, w, w_stride, n_rows, xq, x_stride, n_tok, n / 256, out,
+                           out_stride);
+}
+
+}  // namespace ls::kernels::quant_detail
