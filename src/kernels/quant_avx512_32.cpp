@@ -78,6 +78,8 @@ LS_AVX512VNNI_BW void rows8(const std::uint8_t* w, std::size_t w_stride,
       for (int t = 0; t < T; ++t) isum[t][r] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, y[t]);
     }
     const __m256 dw = gather_f16x8(w0, w_stride, 0);
+    __m256 mw = dw;  // the minimums (Q5_1, Q4_1), once for all tokens
+    if constexpr (F::kMin) mw = gather_f16x8(w0, w_stride, F::kM);
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
       // sum(x) through the same instruction: 1 * x over the block, reduced with the rows.
@@ -87,8 +89,8 @@ LS_AVX512VNNI_BW void rows8(const std::uint8_t* w, std::size_t w_stride,
       __m256& lane = acc[t][b % 8];
       lane = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, dx), lane);
       if constexpr (F::kMin)
-        lane = _mm256_fmadd_ps(_mm256_set1_ps(static_cast<float>(xsum)),
-                               _mm256_mul_ps(gather_f16x8(w0, w_stride, F::kM), dx), lane);
+        lane =
+            _mm256_fmadd_ps(_mm256_set1_ps(static_cast<float>(xsum)), _mm256_mul_ps(mw, dx), lane);
     }
   }
   for (int t = 0; t < T; ++t) {

@@ -46,7 +46,10 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
       const __m128i sm = k_scales_mins(wb + offsetof(Block, scales));
       const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm));
       const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));  // m0 m0 m1 m1 ..
-      __m512i acc[T];
+      __m512i acc[T], qh;
+      if constexpr (kQ5)  // the 32 high-bit bytes in both halves, for the four groups
+        qh = _mm512_broadcast_i64x4(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + offsetof(BlockQ5_K, qh))));
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_si512();
 #pragma GCC unroll 4
@@ -55,8 +58,6 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
             reinterpret_cast<const __m256i*>(wb + offsetof(Block, qs) + 32 * g)));
         __m512i q = _mm512_and_si512(_mm512_srlv_epi16(q2, shift), m4);
         if constexpr (kQ5) {  // element i of either half: bit 2g (low) or 2g + 1 (high) of qh[i]
-          const __m512i qh = _mm512_broadcast_i64x4(
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + offsetof(BlockQ5_K, qh))));
           const __m512i bit =
               _mm512_inserti64x4(_mm512_set1_epi8(static_cast<char>(1 << (2 * g))),
                                  _mm256_set1_epi8(static_cast<char>(1 << (2 * g + 1))), 1);
