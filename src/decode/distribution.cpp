@@ -121,8 +121,29 @@ void require_finite_logits(std::span<const float> logits, std::size_t position,
       where, bad + (bad == 0 ? impossible : 0), logits.size(), first, logits[first], remedy);
 }
 
+namespace {
+
+// ids_by_score_desc with limit 1 (greedy decoding and `bench` ask for it once per token): one
+// pass instead of listing and partially sorting the whole vocabulary. NaN counts as -inf and the
+// lower id wins ties, as in the sort.
+std::vector<std::int32_t> best_id(std::span<const float> scores, bool finite_only) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  std::int64_t best = -1;
+  float best_key = kNegInf;
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (finite_only && !(scores[i] > kNegInf)) continue;
+    const float key = std::isnan(scores[i]) ? kNegInf : scores[i];
+    if (best < 0 || key > best_key) best = static_cast<std::int64_t>(i), best_key = key;
+  }
+  if (best < 0) return {};
+  return {static_cast<std::int32_t>(best)};
+}
+
+}  // namespace
+
 std::vector<std::int32_t> ids_by_score_desc(std::span<const float> scores, int limit,
                                             bool finite_only) {
+  if (limit == 1) return best_id(scores, finite_only);
   std::vector<std::int32_t> ids;
   ids.reserve(scores.size());
   for (std::size_t i = 0; i < scores.size(); ++i) {

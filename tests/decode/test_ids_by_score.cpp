@@ -1,0 +1,48 @@
+// ids_by_score_desc: the one-pass limit-1 path (greedy decoding) agrees with the full sort on
+// ties, NaN, infinities and all-excluded inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "decode/distribution.h"
+
+namespace {
+
+using ls::decode::ids_by_score_desc;
+
+TEST(IdsByScore, LimitOneIsTheFirstOfTheFullOrder) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const float kNaN = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937 rng(7);
+  // Few distinct values so that ties are common; NaN and both infinities mixed in.
+  const float values[] = {-kInf, kNaN, -1.5f, 0.0f, 0.25f, 3.0f, kInf};
+  std::uniform_int_distribution<int> pick(0, 6), len(0, 9);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<float> s(static_cast<std::size_t>(len(rng)));
+    const int top = pick(rng);  // values above this index are left out, so some inputs have none
+    for (float& v : s) v = values[std::min(pick(rng), top)];
+    for (bool finite_only : {false, true}) {
+      const auto all = ids_by_score_desc(s, -1, finite_only);
+      const auto one = ids_by_score_desc(s, 1, finite_only);
+      ASSERT_EQ(one.size(), all.empty() ? 0u : 1u) << "trial " << trial;
+      if (!all.empty()) {
+        EXPECT_EQ(one[0], all[0]) << "trial " << trial;
+      }
+    }
+  }
+}
+
+TEST(IdsByScore, LimitOneTakesTheLowestIdOnTiesAndSkipsNegativeInfinity) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  EXPECT_EQ(ids_by_score_desc(std::vector<float>{1, 2, 2, 0}, 1, false),
+            (std::vector<std::int32_t>{1}));
+  EXPECT_EQ(ids_by_score_desc(std::vector<float>{ninf, ninf}, 1, false),
+            (std::vector<std::int32_t>{0}));
+  EXPECT_TRUE(ids_by_score_desc(std::vector<float>{ninf, ninf}, 1, true).empty());
+  EXPECT_EQ(ids_by_score_desc(std::vector<float>{std::nanf(""), -3.0f}, 1, false),
+            (std::vector<std::int32_t>{1}));
+}
+
+}  // namespace
