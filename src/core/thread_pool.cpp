@@ -19,8 +19,18 @@ namespace ls {
 namespace {
 constexpr auto kSpinTime = std::chrono::microseconds(200);  // before a worker goes to sleep
 // Pieces per thread's share: enough for a fast thread to take over part of a slow one's share,
-// few enough that claiming them (an uncontended atomic add each) stays negligible.
-constexpr std::size_t kPiecesPerThread = 8;
+// few enough that claiming them (an uncontended atomic add each) stays negligible. Piece k has
+// weight kPieces - k (8/36 of the share first, 1/36 last): a thread that runs out of work waits
+// at most for the other's last, smallest piece, whose size also bounds what equal pieces would
+// lose when the threads finish together (decode issues ~150 loops per token, each ending so).
+constexpr std::size_t kPieces = 8;
+constexpr std::size_t kWeightTotal = kPieces * (kPieces + 1) / 2;
+
+// Where piece k of a share of `len` units starts, in units from the share's start.
+std::size_t piece_start(std::size_t len, std::size_t k) {
+  const std::size_t weight_before = k * (2 * kPieces + 1 - k) / 2;  // sum of kPieces - i, i < k
+  return len * weight_before / kWeightTotal;
+}
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
@@ -53,11 +63,10 @@ void ThreadPool::parallel_for(std::size_t n,
   }
   n_ = n;
   grain_ = grain;
-  units_ = units;
-  pieces_ = std::min(units, threads * kPiecesPerThread);
   for (std::size_t t = 0; t < threads; ++t) {
-    shares_[t].next.store(pieces_ * t / threads, std::memory_order_relaxed);
-    shares_[t].end = pieces_ * (t + 1) / threads;
+    shares_[t].next.store(0, std::memory_order_relaxed);
+    shares_[t].begin = units * t / threads;
+    shares_[t].end = units * (t + 1) / threads;
   }
   job_ = &fn;
   pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
@@ -75,11 +84,12 @@ void ThreadPool::run_pieces(std::size_t thread) {
   const std::size_t threads = static_cast<std::size_t>(size());
   for (std::size_t k = 0; k < threads; ++k) {
     Share& s = shares_[(thread + k) % threads];
+    const std::size_t len = s.end - s.begin;
     for (;;) {
       const std::size_t p = s.next.fetch_add(1, std::memory_order_relaxed);
-      if (p >= s.end) break;
-      const std::size_t b = std::min(n_, units_ * p / pieces_ * grain_);
-      const std::size_t e = std::min(n_, units_ * (p + 1) / pieces_ * grain_);
+      if (p >= kPieces) break;
+      const std::size_t b = std::min(n_, (s.begin + piece_start(len, p)) * grain_);
+      const std::size_t e = std::min(n_, (s.begin + piece_start(len, p + 1)) * grain_);
       if (b < e) (*job_)(b, e);
     }
   }

@@ -1,6 +1,7 @@
 // A persistent pool of worker threads for data-parallel loops. parallel_for splits [0, n) into
-// one contiguous share per thread, cut into pieces; a thread that finishes its share takes the
-// remaining pieces of another's (a core slowed by other work is not waited for). Each index is
+// one contiguous share per thread, cut into pieces that shrink towards the share's end; a thread
+// that finishes its share takes the remaining pieces of another's (a core slowed by other work is
+// not waited for, and the last pieces are small, so neither waits long for the other). Each index is
 // computed by exactly one thread with the same code whatever the thread count, so results are
 // bit-identical for any number of threads. parallel_for does not allocate; it is called from one
 // thread at a time.
@@ -36,11 +37,12 @@ class ThreadPool {
   void worker_loop(int index);
   void run_pieces(std::size_t thread);  // the thread's own pieces, then any left of the others
 
-  // The pieces of thread t's share: next is claimed with fetch_add (by its owner, or by a
-  // thread that has finished its own), valid while below end. One cache line each.
+  // Thread t's share, units [begin, end) (a unit is `grain` indices), in kPieces pieces; the next
+  // piece is claimed with fetch_add (by its owner, or by a thread that has finished its own).
+  // One cache line each.
   struct alignas(64) Share {
     std::atomic<std::size_t> next{0};
-    std::size_t end = 0;
+    std::size_t begin = 0, end = 0;
   };
 
   std::vector<std::thread> workers_;
@@ -48,7 +50,7 @@ class ThreadPool {
   std::condition_variable wake_;
   const std::function<void(std::size_t, std::size_t)>* job_ = nullptr;
   std::unique_ptr<Share[]> shares_;                         // one per thread
-  std::size_t n_ = 0, grain_ = 1, units_ = 0, pieces_ = 0;  // the current job's split
+  std::size_t n_ = 0, grain_ = 1;                           // the current job's split
   std::atomic<std::uint64_t> generation_{0};                // bumped once per job (and at shutdown)
   std::atomic<int> pending_{0};                             // workers still running the current job
   std::atomic<int> sleepers_{0};                            // workers asleep on wake_

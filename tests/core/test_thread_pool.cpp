@@ -1,7 +1,10 @@
 // The pool covers every index exactly once, for any size and grain, and runs jobs repeatedly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <utility>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -47,7 +50,7 @@ TEST(ThreadPool, PiecesStartOnMultiplesOfTheGrain) {
 TEST(ThreadPool, AFreeThreadTakesOverAnotherThreadsShare) {
   ls::ThreadPool pool(2);
   const auto caller = std::this_thread::get_id();
-  const std::size_t n = 1600;  // 16 pieces of 100: the caller's share is [0, 800)
+  const std::size_t n = 1600;  // the caller's share is [0, 800), the worker's [800, 1600)
   std::atomic<bool> taken{false};
   std::vector<std::atomic<int>> hits(n);
   pool.parallel_for(n, [&](std::size_t b, std::size_t e) {
@@ -59,4 +62,26 @@ TEST(ThreadPool, AFreeThreadTakesOverAnotherThreadsShare) {
   });
   EXPECT_TRUE(taken.load());
   for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+}
+
+// Within a share the pieces get smaller towards its end, so that a thread that has run out of
+// work waits for at most a small last piece of the other's.
+TEST(ThreadPool, PiecesShrinkTowardsTheShareEnd) {
+  ls::ThreadPool pool(2);
+  const std::size_t n = 3600;  // shares [0, 1800) and [1800, 3600)
+  std::mutex m;
+  std::vector<std::pair<std::size_t, std::size_t>> pieces;
+  pool.parallel_for(n, [&](std::size_t b, std::size_t e) {
+    std::lock_guard lock(m);
+    pieces.emplace_back(b, e);
+  });
+  std::sort(pieces.begin(), pieces.end());
+  ASSERT_EQ(pieces.size(), 16u);
+  for (std::size_t share = 0; share < 2; ++share) {
+    const auto* p = &pieces[8 * share];
+    EXPECT_EQ(p[0].first, 1800 * share);
+    EXPECT_EQ(p[7].second, 1800 * (share + 1));
+    for (int k = 1; k < 8; ++k) EXPECT_LE(p[k].second - p[k].first, p[k - 1].second - p[k - 1].first);
+    EXPECT_LE(p[7].second - p[7].first, 1800u / 30);  // the last piece: 1/36 of the share
+  }
 }
