@@ -169,7 +169,7 @@ void dot_interleaved(DType type, const std::uint8_t* w, int n_groups, const std:
 void dot_interleaved_prepared(DType type, const std::uint8_t* w, int n_groups,
                               const std::uint8_t* xq, std::size_t x_stride, const ActBlock* xb,
                               int n_tok, std::size_t n, float* out, std::size_t row_stride,
-                              std::size_t tok_stride) {
+                              std::size_t tok_stride, int prefetch_groups) {
   check_type(type, "dot_interleaved");
   if (n % dtype_block_elems(type) != 0)
     fail("dot_interleaved: {} rows come in blocks of {}, got {} elements", dtype_name(type),
@@ -180,8 +180,18 @@ void dot_interleaved_prepared(DType type, const std::uint8_t* w, int n_groups,
     dot_interleaved_scalar(type, w, n_groups, xq, x_stride, n_tok, n, out, row_stride, tok_stride);
     return;
   }
-  const InterleavedArgs a{type,  w, n_groups, xq,         x_stride,  xb,
-                          n_tok, n, out,      row_stride, tok_stride};
+  const InterleavedArgs a{type,
+                          w,
+                          n_groups,
+                          xq,
+                          x_stride,
+                          xb,
+                          n_tok,
+                          n,
+                          out,
+                          row_stride,
+                          tok_stride,
+                          std::max(prefetch_groups, n_groups)};
   if (quant_detail::simd_vnni())
     interleaved_vnni(a);
   else if (quant_detail::simd_avx2())

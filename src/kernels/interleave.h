@@ -54,10 +54,12 @@ void prepare_act_blocks(const std::uint8_t* xq, std::size_t x_stride, int n_tok,
                         ActBlock* xb);
 
 // dot_interleaved with the activation blocks already prepared (xb as prepare_act_blocks fills).
+// prefetch_groups: how many groups from w on belong to the matrix (n_groups when negative);
+// decode prefetches ahead up to there, across the end of this call's rows.
 void dot_interleaved_prepared(DType type, const std::uint8_t* w, int n_groups,
                               const std::uint8_t* xq, std::size_t x_stride, const ActBlock* xb,
                               int n_tok, std::size_t n, float* out, std::size_t row_stride,
-                              std::size_t tok_stride);
+                              std::size_t tok_stride, int prefetch_groups = -1);
 
 // The scalar path of the same products (deinterleaves each row; tests compare with it).
 void dot_interleaved_scalar(DType type, const std::uint8_t* w, int n_groups, const std::uint8_t* xq,

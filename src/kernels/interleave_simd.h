@@ -23,6 +23,8 @@ struct InterleavedArgs {
   float* out;     // out[r * row_stride + t * tok_stride]
   std::size_t row_stride;
   std::size_t tok_stride;
+  int prefetch_groups;  // groups from w on that decode may prefetch (>= n_groups: the matrix's
+                        // next groups, which the thread is likely to take next)
 };
 
 void interleaved_avx2(const InterleavedArgs& a);  // CPUs with AVX2, FMA and F16C

@@ -15,15 +15,35 @@
 
 namespace ls::kernels {
 
-// Buffers a matrix product reuses from call to call (no allocation once warmed up).
-struct MatmulScratch {
-  AlignedVector<std::uint8_t> xq;  // [n_tokens, quantized row bytes] activations for block formats
+// The activations of one call in the form a weight's kernels take: quantized for block formats
+// (and each block's scale and sum for interleaved rows), rounded to BF16 for bf16_activations.
+struct PreparedActivations {
+  AlignedVector<std::uint8_t> xq;    // [n_tokens, quantized row bytes]
   std::vector<ActBlock> act_blocks;  // [n_tokens, cols / 32] for interleaved weights
+};
+
+// Buffers a matrix product reuses from call to call (no allocation once warmed up): one set of
+// prepared activations per product of a matmul_set (products whose weights take the same form
+// share the first one's).
+struct MatmulScratch {
+  std::vector<PreparedActivations> forms;
 };
 
 // x: [n_tokens, cols], y: [n_tokens, rows]. Throws if w is not 2-D or sizes disagree.
 void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::span<float> y,
             ThreadPool& pool, MatmulScratch& scratch);
+
+// One product of a matmul_set: y = x W^T.
+struct MatmulProduct {
+  const TensorView* w;
+  std::span<float> y;
+};
+
+// Several products of the same x (q, k and v; gate and up) as one parallel loop over all their
+// rows: one wait for the threads instead of one per product, and the activations prepared once
+// per form. Every output element is the one matmul computes: the same bits.
+void matmul_set(std::span<const MatmulProduct> products, std::span<const float> x, int n_tokens,
+                ThreadPool& pool, MatmulScratch& scratch);
 
 // One row of W as float32 (e.g. an embedding lookup).
 void row_to_f32(const TensorView& w, std::int64_t row, std::span<float> out);

@@ -157,8 +157,8 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
 
     for (std::size_t t = 0; t < T; ++t)
       k::rmsnorm(&a.x[t * H], L.mlp_norm.data(), H, eps, &a.xn[t * H]);
-    k::matmul(L.w_gate, a.xn, nt, a.gate, pool, a.matmul);
-    k::matmul(L.w_up, a.xn, nt, a.up, pool, a.matmul);
+    const k::MatmulProduct gate_up[] = {{&L.w_gate, a.gate}, {&L.w_up, a.up}};
+    k::matmul_set(gate_up, a.xn, nt, pool, a.matmul);
     check(a.gate, ff, "gate_proj");
     check(a.up, ff, "up_proj");
     k::silu_mul(a.gate.data(), a.up.data(), T * ff, a.gate.data());

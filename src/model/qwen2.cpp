@@ -22,9 +22,8 @@ void add_bias(std::span<float> y, std::span<const float> b, std::size_t n_tokens
 void qwen2_attention_input(const ModelConfig&, const LayerWeights& L, std::size_t T, Activations& a,
                            ThreadPool& pool) {
   const int nt = static_cast<int>(T);
-  k::matmul(L.wq, a.xn, nt, a.q, pool, a.matmul);
-  k::matmul(L.wk, a.xn, nt, a.k, pool, a.matmul);
-  k::matmul(L.wv, a.xn, nt, a.v, pool, a.matmul);
+  const k::MatmulProduct qkv[] = {{&L.wq, a.q}, {&L.wk, a.k}, {&L.wv, a.v}};
+  k::matmul_set(qkv, a.xn, nt, pool, a.matmul);
   add_bias(a.q, L.bq, T);
   add_bias(a.k, L.bk, T);
   add_bias(a.v, L.bv, T);

@@ -26,9 +26,8 @@ void head_rmsnorm(std::span<float> x, std::size_t rows, std::size_t heads, std::
 void qwen3_attention_input(const ModelConfig& c, const LayerWeights& L, std::size_t T,
                            Activations& a, ThreadPool& pool) {
   const int nt = static_cast<int>(T);
-  k::matmul(L.wq, a.xn, nt, a.q, pool, a.matmul);
-  k::matmul(L.wk, a.xn, nt, a.k, pool, a.matmul);
-  k::matmul(L.wv, a.xn, nt, a.v, pool, a.matmul);
+  const k::MatmulProduct qkv[] = {{&L.wq, a.q}, {&L.wk, a.k}, {&L.wv, a.v}};
+  k::matmul_set(qkv, a.xn, nt, pool, a.matmul);
   const auto hd = static_cast<std::size_t>(c.head_dim);
   const auto eps = static_cast<float>(c.rms_norm_eps);
   head_rmsnorm(a.q, T, static_cast<std::size_t>(c.num_attention_heads), hd, L.q_norm, eps);
