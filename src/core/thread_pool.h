@@ -1,8 +1,8 @@
 // A persistent pool of worker threads for data-parallel loops. parallel_for splits [0, n) into
 // one contiguous share per thread, cut into pieces that shrink towards the share's end; a thread
 // that finishes its share takes the remaining pieces of another's (a core slowed by other work is
-// not waited for, and the last pieces are small, so neither waits long for the other). Each index is
-// computed by exactly one thread with the same code whatever the thread count, so results are
+// not waited for, and the last pieces are small, so neither waits long for the other). Each index
+// is computed by exactly one thread with the same code whatever the thread count, so results are
 // bit-identical for any number of threads. parallel_for does not allocate; it is called from one
 // thread at a time.
 #pragma once
@@ -49,11 +49,11 @@ class ThreadPool {
   std::mutex mutex_;  // guards sleeping and waking only
   std::condition_variable wake_;
   const std::function<void(std::size_t, std::size_t)>* job_ = nullptr;
-  std::unique_ptr<Share[]> shares_;                         // one per thread
-  std::size_t n_ = 0, grain_ = 1;                           // the current job's split
-  std::atomic<std::uint64_t> generation_{0};                // bumped once per job (and at shutdown)
-  std::atomic<int> pending_{0};                             // workers still running the current job
-  std::atomic<int> sleepers_{0};                            // workers asleep on wake_
+  std::unique_ptr<Share[]> shares_;           // one per thread
+  std::size_t n_ = 0, grain_ = 1;             // the current job's split
+  std::atomic<std::uint64_t> generation_{0};  // bumped once per job (and at shutdown)
+  std::atomic<int> pending_{0};               // workers still running the current job
+  std::atomic<int> sleepers_{0};              // workers asleep on wake_
   bool stop_ = false;
 };
 

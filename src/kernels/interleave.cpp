@@ -180,18 +180,9 @@ void dot_interleaved_prepared(DType type, const std::uint8_t* w, int n_groups,
     dot_interleaved_scalar(type, w, n_groups, xq, x_stride, n_tok, n, out, row_stride, tok_stride);
     return;
   }
-  const InterleavedArgs a{type,
-                          w,
-                          n_groups,
-                          xq,
-                          x_stride,
-                          xb,
-                          n_tok,
-                          n,
-                          out,
-                          row_stride,
-                          tok_stride,
-                          std::max(prefetch_groups, n_groups)};
+  const InterleavedArgs a{type,     w,          n_groups,   xq,
+                          x_stride, xb,         n_tok,      n,
+                          out,      row_stride, tok_stride, std::max(prefetch_groups, n_groups)};
   if (quant_detail::simd_vnni())
     interleaved_vnni(a);
   else if (quant_detail::simd_avx2())

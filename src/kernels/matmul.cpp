@@ -59,8 +59,8 @@ Job check_product(const TensorView& w, std::size_t x_size, std::size_t t_count,
   if (j.quantized && !j.bf16_act) j.act = dot_activation_type(w.dtype);
   if (w.interleaved != 0 &&
       (w.interleaved != kInterleave || !can_interleave(w.dtype, w.shape[0], w.shape[1])))
-    fail("matmul: '{}' {} {} is marked interleaved by {}, which its kernels do not support",
-         w.name, dtype_name(w.dtype), shape_str(w.shape), w.interleaved);
+    fail("matmul: '{}' {} {} is marked interleaved by {}, which its kernels do not support", w.name,
+         dtype_name(w.dtype), shape_str(w.shape), w.interleaved);
   return j;
 }
 
@@ -100,8 +100,8 @@ void run_rows(const Job& j, const float* x, std::size_t t_count, std::size_t beg
   const std::size_t w_stride = w.row_bytes(), cols = j.cols, rows = j.rows;
   if (w.interleaved != 0) {  // groups of 8 rows: the range holds whole groups
     dot_interleaved_prepared(w.dtype, w.data + begin * w_stride,
-                             static_cast<int>((end - begin) / kInterleave), j.xq, j.xq_stride,
-                             j.xb, static_cast<int>(t_count), cols, &j.y[begin], 1, rows,
+                             static_cast<int>((end - begin) / kInterleave), j.xq, j.xq_stride, j.xb,
+                             static_cast<int>(t_count), cols, &j.y[begin], 1, rows,
                              static_cast<int>((rows - begin) / kInterleave));
     return;
   }

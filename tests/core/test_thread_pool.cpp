@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
-#include <utility>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -81,7 +81,8 @@ TEST(ThreadPool, PiecesShrinkTowardsTheShareEnd) {
     const auto* p = &pieces[8 * share];
     EXPECT_EQ(p[0].first, 1800 * share);
     EXPECT_EQ(p[7].second, 1800 * (share + 1));
-    for (int k = 1; k < 8; ++k) EXPECT_LE(p[k].second - p[k].first, p[k - 1].second - p[k - 1].first);
+    for (int k = 1; k < 8; ++k)
+      EXPECT_LE(p[k].second - p[k].first, p[k - 1].second - p[k - 1].first);
     EXPECT_LE(p[7].second - p[7].first, 1800u / 30);  // the last piece: 1/36 of the share
   }
 }

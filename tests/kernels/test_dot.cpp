@@ -10,7 +10,9 @@
 
 #include "core/dtype.h"
 #include "kernels/dot.h"
+#include "kernels/interleave.h"
 #include "kernels/matmul.h"
+#include "kernels/quant.h"
 
 namespace {
 
@@ -102,6 +104,92 @@ TEST(Matmul, EachOutputIsOneDotProductWhateverTheThreads) {
     }
   std::vector<float> small(3);
   EXPECT_THROW(ls::kernels::matmul(tv, x, T, small, p1, scratch), std::exception);
+}
+
+// A weight of `rows` x `cols` random values stored as `type` (interleaved when asked).
+struct TestWeight {
+  std::vector<std::uint8_t> bytes;
+  ls::TensorView view;
+};
+TestWeight test_weight(ls::DType type, std::int64_t rows, std::int64_t cols, bool interleave,
+                       std::mt19937& rng) {
+  std::normal_distribution<float> nd(0, 1);
+  TestWeight w;
+  const std::size_t row_bytes = ls::dtype_bytes(type, cols);
+  w.bytes.resize(static_cast<std::size_t>(rows) * row_bytes);
+  std::vector<float> row(static_cast<std::size_t>(cols));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (auto& v : row) v = nd(rng);
+    std::uint8_t* out = &w.bytes[static_cast<std::size_t>(r) * row_bytes];
+    if (type == ls::DType::F32)
+      std::memcpy(out, row.data(), row_bytes);
+    else if (type == ls::DType::BF16)
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        const std::uint16_t h = ls::f32_to_bf16(row[i]);
+        std::memcpy(out + 2 * i, &h, 2);
+      }
+    else
+      ls::kernels::quantize_row(type, row.data(), out, row.size());
+  }
+  if (interleave) {
+    std::vector<std::uint8_t> il(w.bytes.size());
+    ls::kernels::interleave_rows(type, w.bytes.data(), static_cast<std::size_t>(rows),
+                                 static_cast<std::size_t>(cols), il.data());
+    w.bytes = std::move(il);
+  }
+  w.view = ls::TensorView{"w", type, {rows, cols}, w.bytes.data()};
+  if (interleave) w.view.interleaved = ls::kernels::kInterleave;
+  return w;
+}
+
+// matmul_set gives each product the bits of its own matmul call, for mixed weight types and
+// layouts (interleaved Q4_0 and Q8_0, row-major Q8_0, Q4_K, BF16, F32), 1 and 2 threads, decode
+// and prefill; sets whose rows do not split on whole groups go one product at a time.
+TEST(Matmul, ASetGivesEachProductsOwnBits) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0, 1);
+  const std::int64_t cols = 256;
+  struct Spec {
+    ls::DType type;
+    std::int64_t rows;
+    bool interleave;
+  };
+  const std::vector<std::vector<Spec>> sets = {
+      {{ls::DType::Q4_0, 24, true}, {ls::DType::Q8_0, 16, false}, {ls::DType::Q8_0, 8, true}},
+      {{ls::DType::Q4_K, 16, false},
+       {ls::DType::Q8_0, 8, false},
+       {ls::DType::BF16, 8, false},
+       {ls::DType::F32, 13, false}},
+      {{ls::DType::Q8_0, 12, false}, {ls::DType::Q4_0, 16, true}},  // 12: not whole groups
+  };
+  for (const auto& specs : sets) {
+    std::vector<TestWeight> ws;
+    for (const Spec& s : specs) ws.push_back(test_weight(s.type, s.rows, cols, s.interleave, rng));
+    for (int T : {1, 3}) {
+      std::vector<float> x(static_cast<std::size_t>(T * cols));
+      for (auto& v : x) v = nd(rng);
+      for (int threads : {1, 2}) {
+        ls::ThreadPool pool(threads);
+        ls::kernels::MatmulScratch scratch;
+        std::vector<std::vector<float>> set_y, own_y;
+        std::vector<ls::kernels::MatmulProduct> products;
+        for (const TestWeight& w : ws) {
+          set_y.emplace_back(static_cast<std::size_t>(T * w.view.shape[0]), -1.0f);
+          own_y.emplace_back(set_y.back().size(), -2.0f);
+        }
+        for (std::size_t i = 0; i < ws.size(); ++i) products.push_back({&ws[i].view, set_y[i]});
+        ls::kernels::matmul_set(products, x, T, pool, scratch);
+        for (std::size_t i = 0; i < ws.size(); ++i) {
+          ls::kernels::matmul(ws[i].view, x, T, own_y[i], pool, scratch);
+          for (std::size_t k = 0; k < own_y[i].size(); ++k)
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(set_y[i][k]),
+                      std::bit_cast<std::uint32_t>(own_y[i][k]))
+                << ls::dtype_name(ws[i].view.dtype) << " product " << i << " T=" << T
+                << " threads=" << threads << " element " << k;
+        }
+      }
+    }
+  }
 }
 
 // Tiles of up to 9 rows x 13 tokens give exactly the bits of 1 x 1 tiles (the decode shape),
