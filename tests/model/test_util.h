@@ -6,18 +6,35 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "model/synth.h"
 
 namespace ls::test {
 
+// The scratch directories this process made, removed when it exits normally (each CTest case is
+// a process of its own, so a run leaves nothing behind; a crashed case leaves its files to look
+// at).
+struct ScratchDirs {
+  std::vector<std::filesystem::path> dirs;
+  ~ScratchDirs() {
+    for (const auto& d : dirs) {
+      std::error_code ignored;  // best effort: never throw from a destructor at exit
+      std::filesystem::remove_all(d, ignored);
+    }
+  }
+};
+
 // A fresh directory for one test. The process id is part of the name because CTest runs each
 // GoogleTest case as its own process, in parallel: two cases of one binary must not share it.
 inline std::filesystem::path scratch_dir(const std::string& name) {
+  static ScratchDirs made;
   auto d = std::filesystem::temp_directory_path() /
            ("logitscope_test_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
+  made.dirs.push_back(d);
   return d;
 }
 
