@@ -234,4 +234,37 @@ TEST(Dot, TilesEqualSingleDotsBitForBit) {
   }
 }
 
+// Decode (one token) takes the prefetching 4 x 1 tile for every whole tile with rows 8 ahead: its
+// results must be the single dots' bits too, for tiles with and without the prefetch region.
+TEST(Dot, DecodeTilesEqualSingleDotsBitForBit) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0, 1);
+  for (auto type : {ls::DType::F32, ls::DType::BF16, ls::DType::F16}) {
+    for (std::size_t n : {37u, 896u}) {
+      const int rows = 23;  // tiles at 0, 4, 8, 12 prefetch; 16, 20 (3 rows) do not
+      const std::size_t es = ls::dtype_size(type);
+      std::vector<std::uint8_t> w(rows * n * es);
+      std::vector<float> x(n);
+      for (auto& e : x) e = nd(rng);
+      for (std::size_t i = 0; i < rows * n; ++i) {
+        const float f = nd(rng);
+        if (type == ls::DType::F32) {
+          std::memcpy(&w[i * 4], &f, 4);
+        } else {
+          const std::uint16_t h = type == ls::DType::BF16 ? ls::f32_to_bf16(f) : ls::f32_to_f16(f);
+          std::memcpy(&w[i * 2], &h, 2);
+        }
+      }
+      std::vector<float> decoded(rows), single(1);
+      ls::kernels::dot_tile(type, w.data(), n * es, rows, x.data(), n, 1, n, decoded.data(), 1);
+      for (int r = 0; r < rows; ++r) {
+        ls::kernels::dot_tile(type, w.data() + r * n * es, n * es, 1, x.data(), n, 1, n,
+                              single.data(), 1);
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(decoded[r]), std::bit_cast<std::uint32_t>(single[0]))
+            << ls::dtype_name(type) << " n=" << n << " r=" << r;
+      }
+    }
+  }
+}
+
 }  // namespace
