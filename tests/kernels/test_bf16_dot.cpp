@@ -126,6 +126,17 @@ TEST(Bf16Dot, EveryPathEqualsTheScalarDefinitionBitForBit) {
       EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
           << kernel << " n " << n;
     }
+    // Decode (one token, rows packed): whole 4-row tiles with rows 8 ahead take the prefetching
+    // tile; 23 rows give tiles with and without that region and a 3-row rest.
+    for (std::size_t n : {33, 896, 1000}) {
+      const auto w = random_bf16(23 * n, -3, 3, rng), x = random_bf16(n, -3, 3, rng);
+      std::vector<float> got(23), want(23);
+      ASSERT_TRUE(ls::kernels::bf16_dot_tile_with(kernel, w.data(), n, 23, x.data(), n, 1, n,
+                                                  got.data(), 1));
+      ls::kernels::bf16_dot_tile_with("scalar", w.data(), n, 23, x.data(), n, 1, n, want.data(), 1);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+          << kernel << " decode n " << n;
+    }
   }
 }
 
