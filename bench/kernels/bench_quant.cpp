@@ -241,6 +241,8 @@ BENCHMARK(BM_tile)
     ->Args({3, 896, 4864, 16})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_interleaved)
+    ->Args({0, 512, 896, 1})  // in L2: the kernel's own rate
+    ->Args({1, 512, 896, 1})
     ->Args({0, 4864, 896, 1})
     ->Args({1, 4864, 896, 1})
     ->Args({0, 151936, 896, 1})
