@@ -23,12 +23,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 // (row, token) pair, summed over the elements in order. Each pair's arithmetic is the same
 // whatever R and T are, so a tile's results equal single dots bit for bit; the tile only shares
 // loads (each weight vector is widened once for T tokens, each x vector loaded once for R rows).
-// With `ahead` (decode), each step also prefetches the next R * lanes weights' worth of bytes of
-// the region there, so a tile asks for the rows it will need later a line or two at a time.
 template <int R, int T, typename W>
 HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float* HWY_RESTRICT x,
-                          size_t x_stride, size_t n, float* HWY_RESTRICT out, size_t out_stride,
-                          const char* ahead = nullptr) {
+                          size_t x_stride, size_t n, float* HWY_RESTRICT out, size_t out_stride) {
   static_assert(R >= 1 && R <= 4 && T >= 1 && T <= 6);
   const hn::ScalableTag<float> df;
   using V = hn::Vec<decltype(df)>;
@@ -38,11 +35,7 @@ HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float*
     a12 = a00, a13 = a00, a14 = a00, a15 = a00, a20 = a00, a21 = a00, a22 = a00, a23 = a00,
     a24 = a00, a25 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00, a34 = a00, a35 = a00;
   size_t i = 0;
-  constexpr size_t kStepBytes = R * sizeof(W) * hn::MaxLanes(hn::ScalableTag<float>());
   for (; i + lanes <= n; i += lanes) {
-    if (ahead != nullptr) {
-      for (size_t b = 0; b < kStepBytes; b += 64) __builtin_prefetch(ahead + R * sizeof(W) * i + b);
-    }
     const V x0 = hn::LoadU(df, x + i);
     const V x1 = T > 1 ? hn::LoadU(df, x + x_stride + i) : x0;
     const V x2 = T > 2 ? hn::LoadU(df, x + 2 * x_stride + i) : x0;
@@ -116,32 +109,23 @@ constexpr TileFn kTiles[4][6] = {
      tile_fn<4, 6, W>},
 };
 
-// How far ahead decode prefetches weight rows. 8 (2 tiles) decoded F16/BF16 faster than 32 in
-// 9 of 11 alternating runs on an AMD EPYC Zen 5 (by 5-10%; 4 was as good as 8; without
-// prefetching, 20% slower). The requests are spread over the tile's steps (tile_impl): all of a
-// tile's lines at once, before it, stalled on the core's miss buffers on an AMD EPYC Zen 4
-// (the prefetch loop was 15% of an F16 decode profile).
-constexpr int kAheadRows = 8;
-
-// Decode's 4 x 1 tile with its prefetch region.
-template <typename W>
-void tile_decode(const W* w, size_t w_stride, const float* x, size_t n, float* out,
-                 size_t out_stride, const char* ahead) {
-  tile_impl<4, 1>(w, w_stride, x, 0, n, out, out_stride, ahead);
-}
-
 template <typename W>
 void tile_dispatch(const W* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
                    size_t n, float* out, size_t out_stride) {
+  if (toks == 1) {
+    // Decode streams the matrix once, one row after another: a single sequential stream per
+    // thread, which the hardware prefetchers follow on their own. 4 rows side by side (4 short
+    // streams) needed software prefetching and still read 15-35% slower on an AMD EPYC Zen 4
+    // (F16 decode 23 against 28 tok/s, BF16 24-25 against 31-42; 2 rows side by side without
+    // prefetching, 17-21).
+    for (int r = 0; r < rows; ++r)
+      kTiles<W>[0][0](w + static_cast<size_t>(r) * w_stride, w_stride, x, x_stride, n,
+                      out + static_cast<size_t>(r) * out_stride, out_stride);
+    return;
+  }
   for (int r0 = 0; r0 < rows; r0 += 4) {
     const int nr = rows - r0 < 4 ? rows - r0 : 4;
     const W* wr = w + static_cast<size_t>(r0) * w_stride;
-    if (toks == 1 && nr == 4 && r0 + kAheadRows < rows && w_stride == n) {
-      // Decode streams the matrix once: ask for the rows 2 tiles ahead while this one runs.
-      tile_decode(wr, w_stride, x, n, out + static_cast<size_t>(r0) * out_stride, out_stride,
-                  reinterpret_cast<const char*>(wr + kAheadRows * w_stride));
-      continue;
-    }
     for (int t0 = 0; t0 < toks; t0 += kTileT) {
       const int nt = toks - t0 < kTileT ? toks - t0 : kTileT;
       kTiles<W>[nr - 1][nt - 1](wr, w_stride, x + static_cast<size_t>(t0) * x_stride, x_stride, n,

@@ -234,14 +234,14 @@ TEST(Dot, TilesEqualSingleDotsBitForBit) {
   }
 }
 
-// Decode (one token) takes the prefetching 4 x 1 tile for every whole tile with rows 8 ahead: its
-// results must be the single dots' bits too, for tiles with and without the prefetch region.
+// Decode (one token) runs the rows one after another: each row's result lands in its own place
+// with the single dot's bits (rows packed, as matmul passes them).
 TEST(Dot, DecodeTilesEqualSingleDotsBitForBit) {
   std::mt19937 rng(11);
   std::normal_distribution<float> nd(0, 1);
   for (auto type : {ls::DType::F32, ls::DType::BF16, ls::DType::F16}) {
     for (std::size_t n : {37u, 896u}) {
-      const int rows = 23;  // tiles at 0, 4, 8, 12 prefetch; 16, 20 (3 rows) do not
+      const int rows = 23;
       const std::size_t es = ls::dtype_size(type);
       std::vector<std::uint8_t> w(rows * n * es);
       std::vector<float> x(n);
