@@ -158,7 +158,7 @@ bool use_vnni() {
 
 // Q8_0 tiles of 2 or more tokens take the VNNI kernel where there is one: it transposes each
 // weight chunk once for all tokens, which does not pay for a single token. Q4_K, Q5_K, Q6_K, Q5_0,
-// Q5_1 and Q4_1 rows in groups of 8 take their AVX-512 tiles on the same CPUs.
+// Q5_1 and Q4_1 rows take their AVX-512 tiles of 8 rows on the same CPUs for 2 or more tokens.
 void tile_simd(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
                const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n, float* out,
                std::size_t out_stride) {
@@ -166,11 +166,12 @@ void tile_simd(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_
     dot_tile_q8_0_vnni(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
     return;
   }
-  // Decode too: with the next group prefetched (prefetch_rows8), the row groups read the matrix
-  // as fast as the AVX2 tile's single stream does (without it, Q5_0 decode halved).
+  // Not decode: one token reads 8 rows side by side (8 short streams) for little work per byte,
+  // which even with the next group prefetched ran 1.4-1.8x slower than the AVX2 tile's single
+  // stream, row after row (Q6_K, 1.5B shape, AMD EPYC Zen 4: 11-12 against 16-21 tok/s).
   const bool row_groups = weight == DType::Q4_K || weight == DType::Q5_K || weight == DType::Q6_K ||
                           weight == DType::Q5_0 || weight == DType::Q5_1 || weight == DType::Q4_1;
-  if (row_groups && n_rows >= 8 && use_vnni()) {  // groups of 8 rows, then the rest
+  if (row_groups && n_rows >= 8 && n_tok >= 2 && use_vnni()) {  // groups of 8, then the rest
     const int done =
         weight == DType::Q4_K
             ? dot_tile_q4_k_avx512(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride)
