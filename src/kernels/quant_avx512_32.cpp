@@ -62,13 +62,12 @@ LS_AVX512VNNI_BW inline __m256i levels(const std::uint8_t* block) {
 template <class F, int T>
 LS_AVX512VNNI_BW void rows8(const std::uint8_t* w, std::size_t w_stride,
                             const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                            std::size_t out_stride, const std::uint8_t* ahead) {
+                            std::size_t out_stride) {
   const __m256i ones8 = _mm256_set1_epi8(1);
   __m256 acc[T][8];
   for (int t = 0; t < T; ++t)
     for (int k = 0; k < 8; ++k) acc[t][k] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < nb; ++b) {
-    prefetch_share(ahead, 8 * w_stride, b, nb);
     const std::uint8_t* w0 = w + b * F::kB;
     __m256i y[T], isum[T][8];
 #pragma GCC unroll 4
@@ -132,13 +131,12 @@ LS_AVX512VNNI_BW inline __m512i hsum8x2_i32(const __m512i* v) {
 template <class F, int P>
 LS_AVX512VNNI_BW void rows8_pairs(const std::uint8_t* w, std::size_t w_stride,
                                   const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                                  std::size_t out_stride, const std::uint8_t* ahead) {
+                                  std::size_t out_stride) {
   const __m512i ones8 = _mm512_set1_epi8(1);
   __m512 acc[P][8];
   for (int p = 0; p < P; ++p)
     for (int k = 0; k < 8; ++k) acc[p][k] = _mm512_setzero_ps();
   for (std::size_t b = 0; b < nb; ++b) {
-    prefetch_share(ahead, 8 * w_stride, b, nb);
     const std::uint8_t* w0 = w + b * F::kB;
     __m512i y[P], isum[P][8];
     for (int p = 0; p < P; ++p)

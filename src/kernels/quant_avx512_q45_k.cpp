@@ -25,7 +25,7 @@ namespace {
 template <bool kQ5, int T>
 LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
                        const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                       std::size_t out_stride, const std::uint8_t* ahead) {
+                       std::size_t out_stride) {
   using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
   static_assert(offsetof(Block, d) == offsetof(BlockQ4_K, d) &&
                 offsetof(Block, dmin) == offsetof(BlockQ4_K, dmin));  // k_rows8_block's
@@ -39,7 +39,6 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) a[t] = m[t] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < nb; ++b) {
-    prefetch_share(ahead, 8 * w_stride, b, nb);
     const std::uint8_t* w0 = w + b * sizeof(Block);
     __m256i isum[T][8], msum[T][8];
     for (int r = 0; r < 8; ++r) {

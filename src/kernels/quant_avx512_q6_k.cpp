@@ -22,7 +22,7 @@ namespace {
 template <int T>
 LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
                        const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                       std::size_t out_stride, const std::uint8_t* ahead) {
+                       std::size_t out_stride) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
   // Per half, the high bits of levels 0-31 sit in bits 0-1 of the qh bytes, of 32-63 in bits
   // 2-3, of 64-95 in bits 4-5, of 96-127 in bits 6-7: shifted to bits 4-5 by these counts.
@@ -41,7 +41,6 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) a[t] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < nb; ++b) {
-    prefetch_share(ahead, 8 * w_stride, b, nb);
     const std::uint8_t* w0 = w + b * sizeof(BlockQ6_K);
     __m256i isum[T][8];
     for (int r = 0; r < 8; ++r) {

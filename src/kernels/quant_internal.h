@@ -242,28 +242,17 @@ LS_AVX2 inline void k_rows8_block(const std::uint8_t* w0, std::size_t w_stride,
 }
 
 // Decode through a row-group tile reads 8 rows side by side, which the hardware prefetchers
-// follow poorly: the tiles ask for the next group's 8 rows (8 * stride bytes) before each group
-// (prefetch_rows8, the AVX2 Q8_0/Q4_0 tiles), or a share of them at each of the group's blocks
-// (prefetch_share, the row-group tiles below: block b of nb asks for the b-th nb-th of the bytes
-// at `ahead`, so the requests go out spread over the group's work; a whole group's lines at once
-// stalled on the core's miss buffers, on an AMD EPYC Zen 4 as on the Intel Xeon).
+// follow poorly: the tiles ask for the next group's 8 rows (8 * stride bytes) before each group.
 inline void prefetch_rows8(const std::uint8_t* rows, std::size_t stride) {
   for (std::size_t b = 0; b < 8 * stride; b += 64) __builtin_prefetch(rows + b);
 }
-inline void prefetch_share(const std::uint8_t* ahead, std::size_t bytes, std::size_t b,
-                           std::size_t nb) {
-  if (ahead == nullptr) return;
-  for (std::size_t o = bytes * b / nb / 64 * 64; o < bytes * (b + 1) / nb; o += 64)
-    __builtin_prefetch(ahead + o);
-}
 
 // Runs a row-group tile over the whole groups of 8 rows of [0, n_rows) for n_tok activation rows,
-// kMaxTok tokens per call (tiles[nt - 1] takes nt); in decode each tile is given the next group
-// (`ahead`, else nullptr) to prefetch while it works (prefetch_share).
+// kMaxTok tokens per call (tiles[nt - 1] takes nt); in decode the next group is prefetched first.
 // Returns the number of rows done (n_rows / 8 * 8); the caller does the rest.
 using RowGroupTile = void (*)(const std::uint8_t* w, std::size_t w_stride,
                               const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                              std::size_t out_stride, const std::uint8_t* ahead);
+                              std::size_t out_stride);
 template <int kMaxTok>
 inline int run_row_groups(const RowGroupTile* tiles, const std::uint8_t* w, std::size_t w_stride,
                           int n_rows, const std::uint8_t* xq, std::size_t x_stride, int n_tok,
@@ -274,9 +263,8 @@ inline int run_row_groups(const RowGroupTile* tiles, const std::uint8_t* w, std:
     const int nt = n_tok - t0 < kMaxTok ? n_tok - t0 : kMaxTok;
     for (int t = 0; t < nt; ++t) xrows[t] = xq + (t0 + t) * x_stride;
     for (int r = 0; r < full; r += 8) {
-      const std::uint8_t* ahead = n_tok == 1 && r + 16 <= full ? w + (r + 8) * w_stride : nullptr;
-      tiles[nt - 1](w + r * w_stride, w_stride, xrows, nb, out + r * out_stride + t0, out_stride,
-                    ahead);
+      if (n_tok == 1 && r + 16 <= full) prefetch_rows8(w + (r + 8) * w_stride, w_stride);
+      tiles[nt - 1](w + r * w_stride, w_stride, xrows, nb, out + r * out_stride + t0, out_stride);
     }
   }
   return full;
