@@ -242,13 +242,14 @@ LS_AVX2 inline void k_rows8_block(const std::uint8_t* w0, std::size_t w_stride,
 }
 
 // Decode through a row-group tile reads 8 rows side by side, which the hardware prefetchers
-// follow poorly: the tiles ask for the next group's 8 rows (8 * stride bytes) before each group.
+// follow poorly: the AVX2 Q8_0/Q4_0 row groups (unrepacked rows) ask for the next group's 8 rows
+// (8 * stride bytes) before each group.
 inline void prefetch_rows8(const std::uint8_t* rows, std::size_t stride) {
   for (std::size_t b = 0; b < 8 * stride; b += 64) __builtin_prefetch(rows + b);
 }
 
 // Runs a row-group tile over the whole groups of 8 rows of [0, n_rows) for n_tok activation rows,
-// kMaxTok tokens per call (tiles[nt - 1] takes nt); in decode the next group is prefetched first.
+// kMaxTok tokens per call (tiles[nt - 1] takes nt). Decode does not come here (tile_simd).
 // Returns the number of rows done (n_rows / 8 * 8); the caller does the rest.
 using RowGroupTile = void (*)(const std::uint8_t* w, std::size_t w_stride,
                               const std::uint8_t* const* xrows, std::size_t nb, float* out,
@@ -263,7 +264,6 @@ inline int run_row_groups(const RowGroupTile* tiles, const std::uint8_t* w, std:
     const int nt = n_tok - t0 < kMaxTok ? n_tok - t0 : kMaxTok;
     for (int t = 0; t < nt; ++t) xrows[t] = xq + (t0 + t) * x_stride;
     for (int r = 0; r < full; r += 8) {
-      if (n_tok == 1 && r + 16 <= full) prefetch_rows8(w + (r + 8) * w_stride, w_stride);
       tiles[nt - 1](w + r * w_stride, w_stride, xrows, nb, out + r * out_stride + t0, out_stride);
     }
   }
