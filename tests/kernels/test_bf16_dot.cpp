@@ -126,8 +126,8 @@ TEST(Bf16Dot, EveryPathEqualsTheScalarDefinitionBitForBit) {
       EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
           << kernel << " n " << n;
     }
-    // Decode (one token, rows packed): whole 4-row tiles with rows 8 ahead take the prefetching
-    // tile; 23 rows give tiles with and without that region and a 3-row rest.
+    // Decode (one token, rows packed), which the AVX-512 path runs one row after another: every
+    // row's result in its own place, with the definition's bits.
     for (std::size_t n : {33, 896, 1000}) {
       const auto w = random_bf16(23 * n, -3, 3, rng), x = random_bf16(n, -3, 3, rng);
       std::vector<float> got(23), want(23);
