@@ -80,15 +80,6 @@ constexpr TileFn kTiles[4][4] = {
 void tile_avx512bf16(const std::uint16_t* w, std::size_t w_stride, int n_rows,
                      const std::uint16_t* x, std::size_t x_stride, int n_tok, std::size_t n,
                      float* out, std::size_t out_stride) {
-  // Several tokens and long rows: blocks of elements, each tile's accumulators carried from one
-  // block to the next (the same adds in the same order as one pass).
-  const std::size_t block = n_tok > 1 && n > 2 * kBlock ? kBlock : n;
-  const int tok_tiles = (n_tok + 3) / 4;
-  struct alignas(64) Lanes {
-    float f[16];
-  };
-  thread_local std::vector<Lanes> carry;  // 16 accumulators per tile of 4 rows x 4 tokens
-  if (block < n) carry.resize(static_cast<std::size_t>((n_rows + 3) / 4 * tok_tiles) * 16);
   if (n_tok == 1) {
     // Decode streams the matrix once, one row after another: one sequential stream per thread,
     // which the hardware prefetchers follow (as dot.cpp's float decode; 4 rows side by side with
@@ -98,6 +89,15 @@ void tile_avx512bf16(const std::uint16_t* w, std::size_t w_stride, int n_rows,
                  nullptr, out + static_cast<std::size_t>(r) * out_stride, out_stride);
     return;
   }
+  // Several tokens and long rows: blocks of elements, each tile's accumulators carried from one
+  // block to the next (the same adds in the same order as one pass).
+  const std::size_t block = n > 2 * kBlock ? kBlock : n;
+  const int tok_tiles = (n_tok + 3) / 4;
+  struct alignas(64) Lanes {
+    float f[16];
+  };
+  thread_local std::vector<Lanes> carry;  // 16 accumulators per tile of 4 rows x 4 tokens
+  if (block < n) carry.resize(static_cast<std::size_t>((n_rows + 3) / 4 * tok_tiles) * 16);
   for (std::size_t k0 = 0; k0 < n; k0 += block) {
     const std::size_t k1 = n - k0 < block ? n : k0 + block;
     for (int r0 = 0; r0 < n_rows; r0 += 4) {

@@ -192,6 +192,30 @@ TEST(Matmul, ASetGivesEachProductsOwnBits) {
   }
 }
 
+// The weights wf stored as `type` (F32, BF16 or F16 bytes); wf becomes the stored values.
+std::vector<std::uint8_t> store_weights(ls::DType type, std::vector<float>& wf) {
+  std::vector<std::uint8_t> w(wf.size() * ls::dtype_size(type));
+  for (std::size_t i = 0; i < wf.size(); ++i) {
+    if (type == ls::DType::F32) {
+      std::memcpy(&w[i * 4], &wf[i], 4);
+    } else {
+      const std::uint16_t h =
+          type == ls::DType::BF16 ? ls::f32_to_bf16(wf[i]) : ls::f32_to_f16(wf[i]);
+      std::memcpy(&w[i * 2], &h, 2);
+      wf[i] = type == ls::DType::BF16 ? ls::bf16_to_f32(h) : ls::f16_to_f32(h);
+    }
+  }
+  return w;
+}
+
+// |dot - double reference| within the float error bound of a sum of n products.
+void expect_near_reference(float got, const float* w, const float* x, std::size_t n) {
+  const double want = ls::kernels::dot_f32_ref(w, x, n);
+  double abs_sum = 0;
+  for (std::size_t i = 0; i < n; ++i) abs_sum += std::abs(w[i] * x[i]);
+  ASSERT_NEAR(got, want, 1e-5 * abs_sum + 1e-6);
+}
+
 // Tiles of up to 9 rows x 13 tokens give exactly the bits of 1 x 1 tiles (the decode shape),
 // and agree with the double reference, for every float weight type and awkward lengths.
 TEST(Dot, TilesEqualSingleDotsBitForBit) {
@@ -202,19 +226,9 @@ TEST(Dot, TilesEqualSingleDotsBitForBit) {
       const int rows = 9, toks = 13;  // 6 + 6 + 1 on AVX-512, 2 x 6 + 1 on AVX2
       const std::size_t es = ls::dtype_size(type);
       std::vector<float> wf(rows * n), x(toks * n);
-      std::vector<std::uint8_t> w(rows * n * es);
       for (auto& e : wf) e = nd(rng);
       for (auto& e : x) e = nd(rng);
-      for (std::size_t i = 0; i < wf.size(); ++i) {
-        if (type == ls::DType::F32) {
-          std::memcpy(&w[i * 4], &wf[i], 4);
-        } else {
-          const std::uint16_t h =
-              type == ls::DType::BF16 ? ls::f32_to_bf16(wf[i]) : ls::f32_to_f16(wf[i]);
-          std::memcpy(&w[i * 2], &h, 2);
-          wf[i] = type == ls::DType::BF16 ? ls::bf16_to_f32(h) : ls::f16_to_f32(h);
-        }
-      }
+      const std::vector<std::uint8_t> w = store_weights(type, wf);
       std::vector<float> tiled(rows * toks), single(1);
       ls::kernels::dot_tile(type, w.data(), n * es, rows, x.data(), n, toks, n, tiled.data(), toks);
       for (int r = 0; r < rows; ++r) {
@@ -224,44 +238,37 @@ TEST(Dot, TilesEqualSingleDotsBitForBit) {
           ASSERT_EQ(std::bit_cast<std::uint32_t>(tiled[r * toks + t]),
                     std::bit_cast<std::uint32_t>(single[0]))
               << ls::dtype_name(type) << " n=" << n << " r=" << r << " t=" << t;
-          const double want = ls::kernels::dot_f32_ref(&wf[r * n], &x[t * n], n);
-          double abs_sum = 0;
-          for (std::size_t i = 0; i < n; ++i) abs_sum += std::abs(wf[r * n + i] * x[t * n + i]);
-          ASSERT_NEAR(single[0], want, 1e-5 * abs_sum + 1e-6);
+          expect_near_reference(single[0], &wf[r * n], &x[t * n], n);
         }
       }
     }
   }
 }
 
-// Decode (one token) runs the rows one after another: each row's result lands in its own place
-// with the single dot's bits (rows packed, as matmul passes them).
-TEST(Dot, DecodeTilesEqualSingleDotsBitForBit) {
+// Decode (one token) runs the rows one after another: each row's result lands in its own place,
+// with the bits of the prefill tiles (a token given twice) and near the double reference (rows
+// packed, as matmul passes them).
+TEST(Dot, DecodeRowsEqualPrefillTilesBitForBit) {
   std::mt19937 rng(11);
   std::normal_distribution<float> nd(0, 1);
   for (auto type : {ls::DType::F32, ls::DType::BF16, ls::DType::F16}) {
     for (std::size_t n : {37u, 896u}) {
       const int rows = 23;
       const std::size_t es = ls::dtype_size(type);
-      std::vector<std::uint8_t> w(rows * n * es);
-      std::vector<float> x(n);
+      std::vector<float> wf(rows * n), x(n);
+      for (auto& e : wf) e = nd(rng);
       for (auto& e : x) e = nd(rng);
-      for (std::size_t i = 0; i < rows * n; ++i) {
-        const float f = nd(rng);
-        if (type == ls::DType::F32) {
-          std::memcpy(&w[i * 4], &f, 4);
-        } else {
-          const std::uint16_t h = type == ls::DType::BF16 ? ls::f32_to_bf16(f) : ls::f32_to_f16(f);
-          std::memcpy(&w[i * 2], &h, 2);
-        }
-      }
-      std::vector<float> decoded(rows), single(1);
+      const std::vector<std::uint8_t> w = store_weights(type, wf);
+      std::vector<float> x2(x);
+      x2.insert(x2.end(), x.begin(), x.end());
+      std::vector<float> decoded(rows), tiled(rows * 2);
       ls::kernels::dot_tile(type, w.data(), n * es, rows, x.data(), n, 1, n, decoded.data(), 1);
+      ls::kernels::dot_tile(type, w.data(), n * es, rows, x2.data(), n, 2, n, tiled.data(), 2);
       for (int r = 0; r < rows; ++r) {
-        ls::kernels::dot_tile(type, w.data() + r * n * es, n * es, 1, x.data(), n, 1, n,
-                              single.data(), 1);
-        ASSERT_EQ(std::bit_cast<std::uint32_t>(decoded[r]), std::bit_cast<std::uint32_t>(single[0]))
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(decoded[r]),
+                  std::bit_cast<std::uint32_t>(tiled[r * 2]))
             << ls::dtype_name(type) << " n=" << n << " r=" << r;
+        expect_near_reference(decoded[r], &wf[r * n], x.data(), n);
       }
     }
   }
