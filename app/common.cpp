@@ -36,10 +36,10 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
                "prefill on CPUs with AVX512_BF16; the logits move by a few hundredths from the "
                "exact float32-activation results that are the default");
   cmd.add_flag("--no-repack", o.no_repack,
-               "Run Q8_0/Q4_0/Q5_0/Q5_1 matrices in the file's layout instead of repacking them at load "
-               "into interleaved groups of 8 rows (same results, bit for bit; decode about 2x "
-               "slower; the repacked copy replaces the mapped file's pages, so memory stays one "
-               "copy)");
+               "Read the weight matrices in place from the file's memory map instead of moving "
+               "them at load into huge-page memory, Q8_0/Q4_0/Q5_0/Q5_1 ones interleaved in "
+               "groups of 8 rows (same results, bit for bit; decode slower, about 2x for those "
+               "types; the moved copy replaces the mapped file's pages, so memory stays one copy)");
 }
 
 LoadOptions load_options(const ModelOptions& o) {

@@ -29,12 +29,13 @@ float ReadSum(const float* HWY_RESTRICT p, size_t n) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include <hwy/aligned_allocator.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
+
+#include "core/huge_page_buffer.h"
 
 namespace ls::kernels {
 
@@ -42,22 +43,28 @@ HWY_EXPORT(ReadSum);
 
 BandwidthResult measure_read_bandwidth(ThreadPool& pool, std::size_t bytes, int passes) {
   const std::size_t n = bytes / sizeof(float);
-  auto buf = hwy::AllocateAligned<float>(n);
+  // On huge pages, as the weights the decode reads (model/repack.h): the same TLB cost.
+  HugePageBuffer mem(n * sizeof(float));
+  auto* data = reinterpret_cast<float*>(mem.data());
   // Touch every page (in parallel, so each thread's pages are local to it).
-  pool.parallel_for(n, [&](std::size_t b, std::size_t e) {
-    std::memset(buf.get() + b, 0, (e - b) * sizeof(float));
-  }, 4096);
+  pool.parallel_for(
+      n, [&](std::size_t b, std::size_t e) { std::memset(data + b, 0, (e - b) * sizeof(float)); },
+      4096);
   BandwidthResult r;
   r.bytes = n * sizeof(float);
   r.passes = passes;
   std::atomic<float> sink{0};
   for (int p = 0; p < passes; ++p) {
     const auto t0 = std::chrono::steady_clock::now();
-    pool.parallel_for(n, [&](std::size_t b, std::size_t e) {
-      const float s = HWY_DYNAMIC_DISPATCH(ReadSum)(buf.get() + b, e - b);
-      sink.store(sink.load() + s);
-    }, 4096);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    pool.parallel_for(
+        n,
+        [&](std::size_t b, std::size_t e) {
+          const float s = HWY_DYNAMIC_DISPATCH(ReadSum)(data + b, e - b);
+          sink.store(sink.load() + s);
+        },
+        4096);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.gb_per_s = std::max(r.gb_per_s, static_cast<double>(r.bytes) / secs / 1e9);
   }
   if (sink.load() != 0.0f) r.gb_per_s = -1;  // impossible: the buffer is zero

@@ -1,7 +1,8 @@
 // A memory read-bandwidth probe: the machine's own limit, against which decode speed is
 // reported (decode reads every weight once per token, so bandwidth / weight bytes is its
 // ceiling). Wide SIMD loads with several independent accumulators, each thread streaming its
-// own slice of a buffer much larger than the caches; best of several passes.
+// own slice of a buffer much larger than the caches (on huge pages, as the weights are); best of
+// several passes.
 #pragma once
 
 #include <cstddef>

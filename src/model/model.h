@@ -27,7 +27,9 @@ struct LoadOptions {
   DType kv_type = DType::F32;    // the KV cache element type of its sequences (F32, F16, BF16)
   bool validate = true;          // scan norms and GGML block scales for NaN/inf at load
   bool debug_nonfinite = false;  // check every layer's outputs (ForwardChecks::nonfinite)
-  bool repack = true;            // Q8_0/Q4_0/Q5_0/Q5_1 matrices into the kernels' layout (model/repack.h)
+  // Matrices into huge-page memory at load, Q8_0/Q4_0/Q5_0/Q5_1 ones into the kernels'
+  // interleaved layout (model/repack.h); false: read in place from the file's map.
+  bool repack = true;
   // BF16 matrices multiply activations rounded to BF16 (kernels/bf16_dot.h), as llama.cpp and
   // torch's bf16 compute do: about 1.5x the prefill speed on CPUs with AVX512_BF16. The logits
   // move by a few hundredths (0.02-0.05 on the reference tests' models) from the exact
@@ -47,7 +49,7 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const Architecture& architecture() const { return *arch_; }
   const Weights& weights() const { return weights_; }
-  // Bytes of weights repacked at load (LoadOptions::repack), 0 when none were.
+  // Bytes of weights interleaved at load (LoadOptions::repack), 0 when none were.
   std::size_t repacked_bytes() const { return repacked_bytes_; }
   // generation_config.json as written, or an empty object when the file is absent.
   const nlohmann::json& generation_config() const { return generation_config_; }
@@ -69,7 +71,7 @@ class Model {
   TensorStore store_;
   const Architecture* arch_;
   Weights weights_;
-  RepackedBuffers repacked_;  // what repacked views of weights_ point into
+  HugePageBuffer repacked_;  // what repacked views of weights_ point into
   std::size_t repacked_bytes_ = 0;
   nlohmann::json generation_config_ = nlohmann::json::object();
   DType kv_type_ = DType::F32;

@@ -1,48 +1,71 @@
-// Repacking weight matrices at load (repack.h): each Q8_0/Q4_0/Q5_0/Q5_1 matrix whose rows come in whole
-// groups of 8 is interleaved into a new buffer, then the file's pages under it are released.
+// Repacking weight matrices at load (repack.h): every matrix moves into one huge-page buffer,
+// each Q8_0/Q4_0/Q5_0/Q5_1 matrix whose rows come in whole groups of 8 interleaved on the way,
+// and the file's pages under it are released as it goes.
 #include "model/repack.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <vector>
 
 #include "core/mapped_file.h"
 #include "kernels/interleave.h"
 
 namespace ls {
 
-std::size_t repack_weights(Weights& w, RepackedBuffers& owned) {
-  std::map<const std::uint8_t*, const std::uint8_t*> done;  // file bytes -> repacked (tied views)
+std::size_t repack_weights(Weights& w, HugePageBuffer& owned) {
+  std::vector<TensorView*> views;
+  views.push_back(&w.embed);
+  for (LayerWeights& L : w.layers)
+    for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      views.push_back(t);
+  views.push_back(&w.lm_head);
+  const auto interleave = [](const TensorView& t) {
+    return !t.empty() && t.interleaved == 0 && t.shape.size() == 2 &&
+           kernels::can_interleave(t.dtype, t.shape[0], t.shape[1]);
+  };
+  // The other matrices move too, in their own layout: on huge pages they read faster (BF16
+  // decode 24 -> 28-33 tok/s on an AMD EPYC Zen 4 than from the 4 KiB pages of the file's map).
+  const auto wanted = [&](const TensorView& t) {
+    return !t.empty() && t.shape.size() == 2 && t.interleaved == 0;
+  };
+  // Where each distinct matrix goes (tied views share one), 64-byte aligned.
+  std::map<const std::uint8_t*, std::size_t> offset;
+  std::size_t total = 0;
+  for (const TensorView* t : views) {
+    if (!wanted(*t) || offset.contains(t->data)) continue;
+    offset.emplace(t->data, total);
+    total += (t->nbytes() + 63) / 64 * 64;
+  }
+  if (total == 0) return 0;
+  owned = HugePageBuffer(total);
+  std::map<const std::uint8_t*, bool> filled;
   std::size_t bytes = 0;
-  const auto repack = [&](TensorView& t) {
-    if (t.empty() || t.interleaved != 0 || t.shape.size() != 2 ||
-        !kernels::can_interleave(t.dtype, t.shape[0], t.shape[1]))
-      return;
-    auto it = done.find(t.data);
-    if (it == done.end()) {
-      // Not make_unique: it would zero (and so page in) the whole buffer before the copy.
-      std::unique_ptr<std::uint8_t[]> buf(new std::uint8_t[t.nbytes()]);
+  for (TensorView* t : views) {
+    if (!wanted(*t)) continue;
+    std::uint8_t* dst = owned.data() + offset.at(t->data);
+    const bool inter = interleave(*t);
+    if (!filled[t->data]) {
       // In slices of 1024 rows, each slice's file pages released as soon as it is copied, so the
       // resident set never holds both copies of a matrix (the load-time validation has already
       // paged the whole file in).
-      const auto rows = static_cast<std::size_t>(t.shape[0]), row_bytes = t.row_bytes();
+      const auto rows = static_cast<std::size_t>(t->shape[0]), row_bytes = t->row_bytes();
       constexpr std::size_t kSlice = 1024;  // a multiple of the group size
       for (std::size_t r = 0; r < rows; r += kSlice) {
         const std::size_t n = std::min(kSlice, rows - r);
-        kernels::interleave_rows(t.dtype, t.data + r * row_bytes, n,
-                                 static_cast<std::size_t>(t.shape[1]), buf.get() + r * row_bytes);
-        release_mapped_pages(t.data + r * row_bytes, n * row_bytes);
+        if (inter)
+          kernels::interleave_rows(t->dtype, t->data + r * row_bytes, n,
+                                   static_cast<std::size_t>(t->shape[1]), dst + r * row_bytes);
+        else
+          std::memcpy(dst + r * row_bytes, t->data + r * row_bytes, n * row_bytes);
+        release_mapped_pages(t->data + r * row_bytes, n * row_bytes);
       }
-      bytes += t.nbytes();
-      it = done.emplace(t.data, buf.get()).first;
-      owned.push_back(std::move(buf));
+      if (inter) bytes += t->nbytes();
+      filled[t->data] = true;
     }
-    t.data = it->second;
-    t.interleaved = kernels::kInterleave;
-  };
-  repack(w.embed);
-  for (LayerWeights& L : w.layers)
-    for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) repack(*t);
-  repack(w.lm_head);
+    t->data = dst;
+    if (inter) t->interleaved = kernels::kInterleave;
+  }
   return bytes;
 }
 

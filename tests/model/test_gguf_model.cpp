@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -467,6 +468,48 @@ TEST(GgufModel, RepackedWeightsGiveTheFileLayoutsLogitsBitForBit) {
         EXPECT_EQ(std::memcmp(da.data(), db.data(), da.size_bytes()), 0) << "decode " << next;
       }
     }
+  }
+}
+
+// Matrices with no interleaved layout (float and K-quant) still move at load, into the huge-page
+// buffer, byte for byte: the views hold the file's bytes at a new, 2 MiB-aligned home (the
+// embedding, first in the buffer), and the logits are the in-place map's bit for bit.
+TEST(GgufModel, MovedWeightsKeepTheirBytesAndLogits) {
+  if (!gguf_can_write(DType::Q4_K)) GTEST_SKIP() << "quantization kernels not in this build";
+  for (DType t : {DType::BF16, DType::F16, DType::Q4_K, DType::Q6_K}) {
+    SCOPED_TRACE(dtype_name(t));
+    const std::string path = convert(t, "moved_" + std::string(dtype_name(t)));
+    const auto moved = Model::load(path);
+    LoadOptions plain_options;
+    plain_options.repack = false;
+    const auto plain = Model::load(path, plain_options);
+    const Weights &a = moved->weights(), &b = plain->weights();
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.embed.data) % (std::uintptr_t{2} << 20), 0u);
+    EXPECT_EQ(a.embed.data, a.lm_head.data) << "tied: moved once for both";
+    for (std::size_t l = 0; l < a.layers.size(); ++l) {
+      const LayerWeights &la = a.layers[l], &lb = b.layers[l];
+      for (auto m : {&LayerWeights::wq, &LayerWeights::wk, &LayerWeights::wv, &LayerWeights::wo,
+                     &LayerWeights::w_gate, &LayerWeights::w_up, &LayerWeights::w_down}) {
+        const TensorView &va = la.*m, &vb = lb.*m;
+        ASSERT_EQ(va.nbytes(), vb.nbytes()) << vb.name;
+        EXPECT_NE(va.data, vb.data) << vb.name;
+        if (va.interleaved == 0) {
+          EXPECT_EQ(std::memcmp(va.data, vb.data, va.nbytes()), 0) << vb.name;
+        }
+      }
+    }
+    std::vector<std::int32_t> tokens;
+    for (int i = 0; i < 12; ++i) tokens.push_back((i * 7919 + 11) % 151000);
+    ThreadPool pool(2);
+    Session sa(*moved, pool), sb(*plain, pool);
+    const auto la = sa.feed(tokens, true);
+    const auto lb = sb.feed(tokens, true);
+    ASSERT_EQ(la.size(), lb.size());
+    EXPECT_EQ(std::memcmp(la.data(), lb.data(), la.size_bytes()), 0);
+    const std::int32_t next = 9707;
+    const auto da = sa.feed(std::span(&next, 1));
+    const auto db = sb.feed(std::span(&next, 1));
+    EXPECT_EQ(std::memcmp(da.data(), db.data(), da.size_bytes()), 0) << "decode";
   }
 }
 
