@@ -189,6 +189,7 @@ void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   auto* cmd = app.add_subcommand(
       "bench", "Measure prefill and decode speed against this machine's memory bandwidth");
+  o->model.huge_pages = true;  // long-running: decode speed over load time
   add_model_options(*cmd, o->model);
   cmd->add_option("--prompt-tokens", o->prompt_tokens, "Prompt length for prefill")
       ->capture_default_str();

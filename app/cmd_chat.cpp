@@ -208,6 +208,7 @@ void run_chat(ChatCli& o) {
 void add_chat_command(CLI::App& app) {
   auto o = std::make_shared<ChatCli>();
   auto* cmd = app.add_subcommand("chat", "Interactive multi-turn chat through the chat template");
+  o->model.huge_pages = true;  // long-running: decode speed over load time
   add_model_options(*cmd, o->model);
   add_generation_flags(*cmd, o->flags);
   cmd->add_option("--system", o->system, "System message");

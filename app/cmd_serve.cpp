@@ -92,6 +92,7 @@ void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd =
       app.add_subcommand("serve", "An OpenAI-compatible HTTP server (src/server/API.md)");
+  o->model.huge_pages = true;  // long-running: decode speed over load time
   add_model_options(*cmd, o->model);
   cmd->add_option("--host", o->http.host, "Address to bind (loopback unless told otherwise)")
       ->capture_default_str();

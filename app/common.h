@@ -22,16 +22,18 @@ struct ModelOptions {
   bool pull = false;              // --pull: download the id first when the cache lacks it
   std::string model_id;           // after resolve_model: the id's repo ("" for a path)
   bool resolved = false;
-  int threads = 0;                // 0: all hardware threads
-  std::string kv_type = "f32";    // --kv-type f32|f16|bf16
-  bool no_validate = false;       // --no-validate: skip the finite-weights scan at load
-  bool debug_nonfinite = false;   // --debug-nonfinite: check every layer's outputs
-  bool no_repack = false;         // --no-repack: run Q8_0/Q4_0/Q5_0/Q5_1 matrices in the file's layout
+  int threads = 0;               // 0: all hardware threads
+  std::string kv_type = "f32";   // --kv-type f32|f16|bf16
+  bool no_validate = false;      // --no-validate: skip the finite-weights scan at load
+  bool debug_nonfinite = false;  // --debug-nonfinite: check every layer's outputs
+  bool no_repack = false;   // --no-repack: run Q8_0/Q4_0/Q5_0/Q5_1 matrices in the file's layout
+  bool huge_pages = false;  // --huge-pages: float/K-quant matrices onto huge pages too
   bool bf16_activations = false;  // --bf16-activations: BF16 matrices take BF16 activations
 };
 
 // --model, --revision, --pull, --threads, --kv-type, --no-validate, --debug-nonfinite,
-// --no-repack.
+// --no-repack, --huge-pages (its default: o.huge_pages as given, true for the long-running
+// commands serve, chat and bench).
 void add_model_options(CLI::App& cmd, ModelOptions& o);
 
 // How --kv-type, --no-validate, --debug-nonfinite and --no-repack open the model; throws naming

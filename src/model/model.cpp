@@ -46,7 +46,7 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, const Load
         "and the weights disagree (num_hidden_layers? model_type?)",
         path_, n, config_.model_type, config_.num_hidden_layers, config_.head_dim);
   }
-  if (options.repack) repacked_bytes_ = repack_weights(weights_, repacked_);
+  if (options.repack) repacked_bytes_ = repack_weights(weights_, repacked_, options.huge_pages);
   if (options.bf16_activations) {
     const auto mark = [](TensorView& t) { t.bf16_activations = t.dtype == DType::BF16; };
     mark(weights_.lm_head);

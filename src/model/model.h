@@ -30,6 +30,9 @@ struct LoadOptions {
   // Matrices into huge-page memory at load, Q8_0/Q4_0/Q5_0/Q5_1 ones into the kernels'
   // interleaved layout (model/repack.h); false: read in place from the file's map.
   bool repack = true;
+  // With repack: float and K-quant matrices move into the huge-page buffer too (their bytes
+  // unchanged): faster decode, slower load (model/repack.h). The long-running commands set it.
+  bool huge_pages = false;
   // BF16 matrices multiply activations rounded to BF16 (kernels/bf16_dot.h), as llama.cpp and
   // torch's bf16 compute do: about 1.5x the prefill speed on CPUs with AVX512_BF16. The logits
   // move by a few hundredths (0.02-0.05 on the reference tests' models) from the exact

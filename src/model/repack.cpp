@@ -1,6 +1,6 @@
-// Repacking weight matrices at load (repack.h): every matrix moves into one huge-page buffer,
-// each Q8_0/Q4_0/Q5_0/Q5_1 matrix whose rows come in whole groups of 8 interleaved on the way,
-// and the file's pages under it are released as it goes.
+// Repacking weight matrices at load (repack.h): each Q8_0/Q4_0/Q5_0/Q5_1 matrix whose rows come
+// in whole groups of 8 moves into one huge-page buffer, interleaved on the way (and, asked to,
+// every other matrix as it is); the file's pages under it are released as it goes.
 #include "model/repack.h"
 
 #include <algorithm>
@@ -13,7 +13,7 @@
 
 namespace ls {
 
-std::size_t repack_weights(Weights& w, HugePageBuffer& owned) {
+std::size_t repack_weights(Weights& w, HugePageBuffer& owned, bool move_all) {
   std::vector<TensorView*> views;
   views.push_back(&w.embed);
   for (LayerWeights& L : w.layers)
@@ -24,10 +24,10 @@ std::size_t repack_weights(Weights& w, HugePageBuffer& owned) {
     return !t.empty() && t.interleaved == 0 && t.shape.size() == 2 &&
            kernels::can_interleave(t.dtype, t.shape[0], t.shape[1]);
   };
-  // The other matrices move too, in their own layout: on huge pages they read faster (BF16
-  // decode 24 -> 28-33 tok/s on an AMD EPYC Zen 4 than from the 4 KiB pages of the file's map).
+  // With move_all the other matrices move too, in their own layout: on huge pages they read
+  // faster (BF16 decode 24 -> 28-33 tok/s on an AMD EPYC Zen 4 than from the file's 4 KiB pages).
   const auto wanted = [&](const TensorView& t) {
-    return !t.empty() && t.shape.size() == 2 && t.interleaved == 0;
+    return interleave(t) || (move_all && !t.empty() && t.shape.size() == 2 && t.interleaved == 0);
   };
   // Where each distinct matrix goes (tied views share one), 64-byte aligned.
   std::map<const std::uint8_t*, std::size_t> offset;

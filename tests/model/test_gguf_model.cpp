@@ -471,15 +471,17 @@ TEST(GgufModel, RepackedWeightsGiveTheFileLayoutsLogitsBitForBit) {
   }
 }
 
-// Matrices with no interleaved layout (float and K-quant) still move at load, into the huge-page
-// buffer, byte for byte: the views hold the file's bytes at a new, 2 MiB-aligned home (the
-// embedding, first in the buffer), and the logits are the in-place map's bit for bit.
+// With huge_pages, matrices with no interleaved layout (float and K-quant) move at load too, into
+// the huge-page buffer, byte for byte: the views hold the file's bytes at a new, 2 MiB-aligned home
+// (the embedding, first in the buffer), and the logits are the in-place map's bit for bit.
 TEST(GgufModel, MovedWeightsKeepTheirBytesAndLogits) {
   if (!gguf_can_write(DType::Q4_K)) GTEST_SKIP() << "quantization kernels not in this build";
   for (DType t : {DType::BF16, DType::F16, DType::Q4_K, DType::Q6_K}) {
     SCOPED_TRACE(dtype_name(t));
     const std::string path = convert(t, "moved_" + std::string(dtype_name(t)));
-    const auto moved = Model::load(path);
+    LoadOptions moved_options;
+    moved_options.huge_pages = true;
+    const auto moved = Model::load(path, moved_options);
     LoadOptions plain_options;
     plain_options.repack = false;
     const auto plain = Model::load(path, plain_options);
