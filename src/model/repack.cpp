@@ -25,7 +25,7 @@ std::size_t repack_weights(Weights& w, HugePageBuffer& owned, bool move_all) {
            kernels::can_interleave(t.dtype, t.shape[0], t.shape[1]);
   };
   // With move_all the other matrices move too, in their own layout: on huge pages they read
-  // faster (BF16 decode 24 -> 28-33 tok/s on an AMD EPYC Zen 4 than from the file's 4 KiB pages).
+  // faster (BF16 decode 24 -> 25-33 tok/s on an AMD EPYC Zen 4 than from the file's 4 KiB pages).
   const auto wanted = [&](const TensorView& t) {
     return interleave(t) || (move_all && !t.empty() && t.shape.size() == 2 && t.interleaved == 0);
   };
