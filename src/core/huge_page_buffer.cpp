@@ -26,7 +26,8 @@ HugePageBuffer::HugePageBuffer(std::size_t bytes) : size_(bytes) {
   const std::size_t reserve = mapped_ + kHugePage;
   void* p = ::mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED)
-    fail("cannot map {} bytes of memory for repacked weights: {}", bytes, std::strerror(errno));
+    fail("cannot map {} bytes of anonymous memory (huge-page buffer): {}", bytes,
+         std::strerror(errno));
   const auto base = reinterpret_cast<std::uintptr_t>(p);
   const std::uintptr_t start = (base + kHugePage - 1) / kHugePage * kHugePage;
   if (start > base) (void)::munmap(p, start - base);

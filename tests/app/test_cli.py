@@ -296,6 +296,20 @@ def check_bench_cpu(model):
     ok("bench's text names the CPU", f"cpu              {name} (" in r.stdout, r.stdout[:300])
 
 
+def check_huge_pages(model, tmp):
+    """--huge-pages moves the matrices, not the numbers: next prints the same distribution with
+    and without it, on the float model and on a K-quant GGUF (neither interleaved)."""
+    gguf = os.path.join(tmp, "huge.gguf")
+    r = run(["quantize", "--model", model, "--type", "q6_k", "--out", gguf])
+    ok("quantize q6_k for the huge-pages check", r.returncode == 0, r.stderr[-300:])
+    for m in (model, gguf):
+        outs = [run(["next", "--model", m, "--prompt", "The capital of France is", "--top", "8",
+                     flag]) for flag in ("--huge-pages", "--no-huge-pages")]
+        ok(f"next --huge-pages prints what --no-huge-pages does ({os.path.basename(m)})",
+           all(o.returncode == 0 for o in outs) and outs[0].stdout == outs[1].stdout,
+           [(o.returncode, o.stdout[-200:], o.stderr[-200:]) for o in outs])
+
+
 def check_number_overflow(model, tmp):
     """A JSON number past double's range is bad input naming the file, not an internal error."""
     import shutil
@@ -334,6 +348,7 @@ def main():
     check_progress(model)
     check_completion()
     check_bench_cpu(model)
+    check_huge_pages(model, tmp)
     expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
     expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
     expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
