@@ -1,7 +1,8 @@
 // bench_matmul: the whole matrix product (kernels::matmul) at Qwen2.5-0.5B's MLP shapes for every
 // weight type, on one thread: decode (1 token; GB/s of weight bytes) and prefill (64 tokens;
 // GFLOP/s, 2 flops per multiply-add). Compare decode with bench_quant's read-bandwidth line and
-// prefill with the core's peak (AVX2: 2 FMA x 8 lanes x 2 flops per cycle).
+// prefill with the core's peak (AVX2: 2 FMA x 8 lanes x 2 flops per cycle). Also decode attention
+// of one KV head, its cache in cache (warm) and coming from memory (cold), as decode meets it.
 //   build/bench/kernels/bench_matmul [--benchmark_filter=BF16]
 #include <benchmark/benchmark.h>
 
@@ -13,6 +14,7 @@
 #include "core/dtype.h"
 #include "core/thread_pool.h"
 #include "kernels/matmul.h"
+#include "kernels/ops.h"
 #include "kernels/quant.h"
 
 namespace {
@@ -81,6 +83,60 @@ void BM_matmul(benchmark::State& state) {
 BENCHMARK(BM_matmul)
     ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7}, {1, 64}, {0, 1}})
     ->Unit(benchmark::kMillisecond);
+
+// Decode attention of one KV head's query group at Qwen2.5-0.5B's shape (7 query heads, head
+// dim 64) over n_ctx cached positions of an F32 cache whose rows hold that head alone (256 bytes,
+// contiguous, as model/kv_cache.h keeps them): GB/s of the K and V bytes read. Arg: n_ctx.
+void BM_attend_group(benchmark::State& state) {
+  const auto n_ctx = static_cast<std::size_t>(state.range(0));
+  constexpr std::size_t kGroup = 7, kHd = 64, kRowBytes = kHd * sizeof(float);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> k(n_ctx * kHd), v(n_ctx * kHd), q(kGroup * kHd), out(kGroup * kHd);
+  for (auto* buf : {&k, &v, &q})
+    for (auto& x : *buf) x = nd(rng);
+  const std::uint8_t* kb = reinterpret_cast<const std::uint8_t*>(k.data());
+  const std::uint8_t* vb = reinterpret_cast<const std::uint8_t*>(v.data());
+  const ls::kernels::KvRows kr{&kb, n_ctx, kRowBytes, 0}, vr{&vb, n_ctx, kRowBytes, 0};
+  std::vector<float> scratch(kGroup * (n_ctx + 2 * kHd));
+  for (auto _ : state) {
+    ls::kernels::attend_group(q.data(), kGroup, kr, vr, ls::DType::F32, n_ctx, kHd, 0.125f,
+                              scratch.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 2 * n_ctx * kRowBytes));
+}
+BENCHMARK(BM_attend_group)->Arg(128)->Arg(1024)->Arg(4096)->Unit(benchmark::kMicrosecond);
+
+// The same over 48 caches in turn (more than the last-level cache), as decode meets them: each
+// layer's keys and values come from memory. Args: n_ctx, heads per row (1: this cache's layout;
+// 2: rows of both KV heads side by side, the layout before, whose every other 256 bytes belong
+// to the other head's thread).
+void BM_attend_group_cold(benchmark::State& state) {
+  const auto n_ctx = static_cast<std::size_t>(state.range(0));
+  const auto heads = static_cast<std::size_t>(state.range(1));
+  constexpr std::size_t kGroup = 7, kHd = 64, kLayers = 48;
+  const std::size_t row_bytes = heads * kHd * sizeof(float), layer_floats = n_ctx * heads * kHd;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> k(kLayers * layer_floats), v(k.size()), q(kGroup * kHd), out(kGroup * kHd);
+  for (auto* buf : {&k, &v, &q})
+    for (auto& x : *buf) x = nd(rng);
+  std::vector<float> scratch(kGroup * (n_ctx + 2 * kHd));
+  std::size_t layer = 0;
+  for (auto _ : state) {
+    const auto* kb = reinterpret_cast<const std::uint8_t*>(&k[layer * layer_floats]);
+    const auto* vb = reinterpret_cast<const std::uint8_t*>(&v[layer * layer_floats]);
+    const ls::kernels::KvRows kr{&kb, n_ctx, row_bytes, 0}, vr{&vb, n_ctx, row_bytes, 0};
+    ls::kernels::attend_group(q.data(), kGroup, kr, vr, ls::DType::F32, n_ctx, kHd, 0.125f,
+                              scratch.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+    layer = (layer + 1) % kLayers;
+  }
+  state.SetBytesProcessed(
+      static_cast<std::int64_t>(state.iterations() * 2 * n_ctx * kHd * sizeof(float)));
+}
+BENCHMARK(BM_attend_group_cold)->Args({1024, 1})->Args({1024, 2})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

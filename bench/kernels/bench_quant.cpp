@@ -1,7 +1,8 @@
 // Single-thread throughput of the quantized kernels: matrix-vector products (decode) in GB/s of
 // weight bytes at Qwen2.5-0.5B shapes (4864 x 896 stays in L2/L3; 151936 x 896, the tied
 // lm_head, streams from memory), 4 x 4 tiles (prefill) in multiply-adds per second, and the
-// activation quantizers; a single-thread read-bandwidth probe gives the ceiling in the same run.
+// activation quantizers; a single-thread read-bandwidth probe gives the ceiling in the same run,
+// and the lm_head's product split over 2 threads sits beside the 2-thread probe.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/huge_page_buffer.h"
 #include "core/thread_pool.h"
 #include "kernels/bandwidth.h"
 #include "kernels/interleave.h"
@@ -156,7 +158,7 @@ void BM_interleaved(benchmark::State& state) {
   const auto cols = static_cast<std::size_t>(state.range(2));
   const int tokens = static_cast<int>(state.range(3));
   const auto w = random_weights(t, rows, cols);
-  std::vector<std::uint8_t> wi(w.size());
+  ls::HugePageBuffer wi(w.size());  // as the model keeps them (model/repack.cpp)
   k::interleave_rows(t, w.data(), rows, cols, wi.data());
   const auto xq = activations(t, cols, tokens);
   const std::size_t xb = xq.size() / tokens;
@@ -170,6 +172,37 @@ void BM_interleaved(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols * tokens));
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
   state.SetLabel(std::string(ls::dtype_name(t)) + " interleaved " + k::quant_simd_name());
+}
+
+// The same product split over a pool's threads as the model's matmul splits it (run_rows in
+// kernels/matmul.cpp): decode's rate with every core streaming, against
+// BM_read_bandwidth_threads. Args: type index, rows, cols, threads.
+void BM_interleaved_threads(benchmark::State& state) {
+  const DType t = type_arg(state.range(0));
+  const auto rows = static_cast<std::size_t>(state.range(1));
+  const auto cols = static_cast<std::size_t>(state.range(2));
+  ls::ThreadPool pool(static_cast<int>(state.range(3)));
+  const auto w = random_weights(t, rows, cols);
+  ls::HugePageBuffer wi(w.size());
+  k::interleave_rows(t, w.data(), rows, cols, wi.data());
+  const auto xq = activations(t, cols, 1);
+  std::vector<k::ActBlock> xb(cols / 32);
+  k::prepare_act_blocks(xq.data(), xq.size(), 1, cols, xb.data());
+  const std::size_t group_bytes = w.size() / (rows / 8);
+  const int n_groups = static_cast<int>(rows / 8);
+  std::vector<float> y(rows);
+  for (auto _ : state) {
+    pool.parallel_for(static_cast<std::size_t>(n_groups), [&](std::size_t g0, std::size_t g1) {
+      k::dot_interleaved_prepared(t, wi.data() + g0 * group_bytes, static_cast<int>(g1 - g0),
+                                  xq.data(), xq.size(), xb.data(), 1, cols, &y[g0 * 8], 1, rows,
+                                  n_groups - static_cast<int>(g0));
+    });
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
+  state.SetLabel(std::string(ls::dtype_name(t)) + " interleaved, " +
+                 std::to_string(state.range(3)) + " threads");
 }
 
 void BM_quantize_activations(benchmark::State& state) {
@@ -192,6 +225,13 @@ void BM_read_bandwidth_1thread(benchmark::State& state) {
   ls::ThreadPool pool(1);
   double gbs = 0;
   for (auto _ : state) gbs = k::measure_read_bandwidth(pool, std::size_t{512} << 20, 3).gb_per_s;
+  state.counters["GB/s"] = gbs;
+}
+
+void BM_read_bandwidth_threads(benchmark::State& state) {
+  ls::ThreadPool pool(static_cast<int>(state.range(0)));
+  double gbs = 0;
+  for (auto _ : state) gbs = k::measure_read_bandwidth(pool, std::size_t{1} << 30, 3).gb_per_s;
   state.counters["GB/s"] = gbs;
 }
 
@@ -251,7 +291,12 @@ BENCHMARK(BM_interleaved)
     ->Args({1, 4864, 896, 16})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_quantize_activations)->Arg(0)->Arg(1);
+BENCHMARK(BM_interleaved_threads)
+    ->Args({0, 151936, 896, 2})
+    ->Args({1, 151936, 896, 2})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_read_bandwidth_1thread)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_read_bandwidth_threads)->Arg(2)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

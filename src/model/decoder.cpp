@@ -69,11 +69,9 @@ void attention(const ModelConfig& c, std::span<const SequenceInput> batch,
       const auto n_ctx = static_cast<std::size_t>(cache.length) + seg.start + (row - seg.row0) + 1;
       const std::size_t need = group * (n_ctx + 2 * hd);
       if (scratch.size() < need) scratch.resize(std::max(need, 2 * scratch.size()));
-      const std::size_t off = h * hd * dtype_size(cache.dtype());
       k::attend_group(&a.q[row * group * kv_heads * hd + h * group * hd], group,
-                      cache.rows(layer, 0, off), cache.rows(layer, 1, off), cache.dtype(), n_ctx,
-                      hd, scale, scratch.data(),
-                      &a.att[row * group * kv_heads * hd + h * group * hd]);
+                      cache.rows(layer, 0, h), cache.rows(layer, 1, h), cache.dtype(), n_ctx, hd,
+                      scale, scratch.data(), &a.att[row * group * kv_heads * hd + h * group * hd]);
     }
   });
 }
@@ -144,8 +142,7 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
                      sn);
         k::rope_neox(&a.k[t * kv], static_cast<std::size_t>(c.num_key_value_heads), hd, cs, sn);
         const std::int64_t pos = cache.length + static_cast<std::int64_t>(s.start + j);
-        k::store_row(&a.k[t * kv], kv, cache.dtype(), cache.k_at(l, pos));
-        k::store_row(&a.v[t * kv], kv, cache.dtype(), cache.v_at(l, pos));
+        cache.store(l, pos, &a.k[t * kv], &a.v[t * kv]);
       }
     }
     attention(c, batch, segs, l, T, a, pool);

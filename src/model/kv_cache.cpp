@@ -19,8 +19,11 @@ KvBlockPool::KvBlockPool(const ModelConfig& c, DType type, std::int64_t block_po
       block_positions_(block_positions),
       max_positions_(c.max_position_embeddings),
       layers_(static_cast<std::size_t>(c.num_hidden_layers)),
-      row_bytes_(static_cast<std::size_t>(c.kv_dim()) * dtype_size(type)),
-      block_bytes_(2 * layers_ * static_cast<std::size_t>(block_positions) * row_bytes_) {
+      kv_heads_(static_cast<std::size_t>(c.num_key_value_heads)),
+      head_dim_(static_cast<std::size_t>(c.head_dim)),
+      head_bytes_(head_dim_ * dtype_size(type)),
+      block_bytes_(2 * layers_ * kv_heads_ * static_cast<std::size_t>(block_positions) *
+                   head_bytes_) {
   check_kv_type(type);
   if (block_positions < 1) fail("KV blocks must hold at least 1 position, got {}", block_positions);
 }
@@ -46,6 +49,14 @@ void KvBlockPool::retain(std::int32_t block) {
 
 void KvBlockPool::release(std::int32_t block) {
   if (--refs_[static_cast<std::size_t>(block)] == 0) free_.push_back(block);
+}
+
+void KVCache::store(std::size_t layer, std::int64_t pos, const float* k, const float* v) {
+  const std::size_t hd = pool_->head_dim();
+  for (std::size_t h = 0; h < pool_->kv_heads(); ++h) {
+    kernels::store_row(k + h * hd, hd, dtype(), at(layer, 0, h, pos));
+    kernels::store_row(v + h * hd, hd, dtype(), at(layer, 1, h, pos));
+  }
 }
 
 KVCache::KVCache(KVCache&& other) noexcept

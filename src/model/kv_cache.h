@@ -4,8 +4,11 @@
 // copied only when a sequence writes into it (its last, partly filled block). Positions past
 // max_position_embeddings are an error, checked here and nowhere else.
 //
-// Block layout: [layer][k|v][block_positions][kv_heads * head_dim] elements of F32, F16 or BF16
-// (F16/BF16 halve the memory; attention widens them to float32).
+// Block layout: [layer][k|v][kv_head][block_positions][head_dim] elements of F32, F16 or BF16
+// (F16/BF16 halve the memory; attention widens them to float32). Each KV head's rows are one
+// contiguous run per block: decode attends one head per thread, and with the rows of all heads
+// side by side each thread read every other 256 bytes, pulling in lines of the other head's:
+// one head's attention from memory took 1.4-1.7x as long (bench_matmul BM_attend_group_cold).
 #pragma once
 
 #include <cstdint>
@@ -33,12 +36,14 @@ class KvBlockPool {
   DType dtype() const { return dtype_; }
   std::int64_t block_positions() const { return block_positions_; }
   std::int64_t max_positions() const { return max_positions_; }
-  std::size_t row_bytes() const { return row_bytes_; }  // one position of one layer's K (or V)
+  std::size_t kv_heads() const { return kv_heads_; }
+  std::size_t head_dim() const { return head_dim_; }
+  std::size_t head_bytes() const { return head_bytes_; }  // one position of one head's K (or V)
   std::size_t block_bytes() const { return block_bytes_; }
-  // Byte offset of layer `layer`'s K (side 0) or V (side 1) rows inside a block.
-  std::size_t side_offset(std::size_t layer, int side) const {
-    return (2 * layer + static_cast<std::size_t>(side)) *
-           static_cast<std::size_t>(block_positions_) * row_bytes_;
+  // Byte offset of KV head `head`'s K (side 0) or V (side 1) rows of layer `layer` in a block.
+  std::size_t head_offset(std::size_t layer, int side, std::size_t head) const {
+    return ((2 * layer + static_cast<std::size_t>(side)) * kv_heads_ + head) *
+           static_cast<std::size_t>(block_positions_) * head_bytes_;
   }
 
   std::int32_t allocate();  // a block with one reference
@@ -57,7 +62,9 @@ class KvBlockPool {
   std::int64_t block_positions_;
   std::int64_t max_positions_;
   std::size_t layers_;
-  std::size_t row_bytes_;
+  std::size_t kv_heads_;
+  std::size_t head_dim_;
+  std::size_t head_bytes_;
   std::size_t block_bytes_;
   std::vector<AlignedBytes> storage_;  // cache-line aligned: attention streams whole rows
   std::vector<std::int32_t> refs_;
@@ -90,12 +97,13 @@ class KVCache {
   // another sequence copied before this one writes into it. Checks the context (check_room).
   void prepare_write(std::int64_t from, std::int64_t to);
 
-  std::uint8_t* k_at(std::size_t layer, std::int64_t pos) { return at(layer, 0, pos); }
-  std::uint8_t* v_at(std::size_t layer, std::int64_t pos) { return at(layer, 1, pos); }
-  // The rows of one layer's K or V, starting `offset` bytes into each row (a KV head).
-  kernels::KvRows rows(std::size_t layer, int side, std::size_t offset) const {
+  // Writes position `pos` of layer `layer`: k and v hold kv_heads * head_dim floats each,
+  // converted to the cache's type (the position must be writable: prepare_write).
+  void store(std::size_t layer, std::int64_t pos, const float* k, const float* v);
+  // The rows of one layer's K (side 0) or V (side 1) for KV head `head`.
+  kernels::KvRows rows(std::size_t layer, int side, std::size_t head) const {
     return {block_data_.data(), static_cast<std::size_t>(pool_->block_positions()),
-            pool_->row_bytes(), pool_->side_offset(layer, side) + offset};
+            pool_->head_bytes(), pool_->head_offset(layer, side, head)};
   }
 
   std::size_t blocks() const { return blocks_.size(); }
@@ -103,10 +111,10 @@ class KVCache {
   std::size_t bytes() const { return blocks_.size() * pool_->block_bytes(); }
 
  private:
-  std::uint8_t* at(std::size_t layer, int side, std::int64_t pos) {
+  std::uint8_t* at(std::size_t layer, int side, std::size_t head, std::int64_t pos) {
     const auto bp = pool_->block_positions();
-    return block_data_[static_cast<std::size_t>(pos / bp)] + pool_->side_offset(layer, side) +
-           static_cast<std::size_t>(pos % bp) * pool_->row_bytes();
+    return block_data_[static_cast<std::size_t>(pos / bp)] + pool_->head_offset(layer, side, head) +
+           static_cast<std::size_t>(pos % bp) * pool_->head_bytes();
   }
 
   KvBlockPool* pool_;
