@@ -108,26 +108,33 @@ void BM_attend_group(benchmark::State& state) {
 }
 BENCHMARK(BM_attend_group)->Arg(128)->Arg(1024)->Arg(4096)->Unit(benchmark::kMicrosecond);
 
-// The same over 48 caches in turn (more than the last-level cache), as decode meets them: each
-// layer's keys and values come from memory. Args: n_ctx, heads per row (1: this cache's layout;
-// 2: rows of both KV heads side by side, the layout before, whose every other 256 bytes belong
-// to the other head's thread).
+// The same over a cache of 48 layers, one after another as decode meets them, laid out as
+// model/kv_cache.h's blocks ([block][layer][k|v][16 positions][row]): each layer's keys and
+// values come from memory, 16 positions from each block. Args: n_ctx, heads per row (1: this
+// cache's layout; 2: rows of both KV heads side by side, the layout before, whose every other
+// 256 bytes belong to the other head's thread).
 void BM_attend_group_cold(benchmark::State& state) {
   const auto n_ctx = static_cast<std::size_t>(state.range(0));
   const auto heads = static_cast<std::size_t>(state.range(1));
-  constexpr std::size_t kGroup = 7, kHd = 64, kLayers = 48;
-  const std::size_t row_bytes = heads * kHd * sizeof(float), layer_floats = n_ctx * heads * kHd;
+  constexpr std::size_t kGroup = 7, kHd = 64, kLayers = 48, kBlockRows = 16;
+  const std::size_t row_bytes = heads * kHd * sizeof(float);
+  const std::size_t n_blocks = (n_ctx + kBlockRows - 1) / kBlockRows;
+  const std::size_t block_bytes = kLayers * 2 * kBlockRows * row_bytes;
+  std::vector<float> cache(n_blocks * block_bytes / sizeof(float)), q(kGroup * kHd),
+      out(kGroup * kHd);
   std::mt19937 rng(3);
   std::normal_distribution<float> nd(0, 1);
-  std::vector<float> k(kLayers * layer_floats), v(k.size()), q(kGroup * kHd), out(kGroup * kHd);
-  for (auto* buf : {&k, &v, &q})
+  for (auto* buf : {&cache, &q})
     for (auto& x : *buf) x = nd(rng);
+  std::vector<const std::uint8_t*> blocks(n_blocks);
+  for (std::size_t b = 0; b < n_blocks; ++b)
+    blocks[b] = reinterpret_cast<const std::uint8_t*>(cache.data()) + b * block_bytes;
   std::vector<float> scratch(kGroup * (n_ctx + 2 * kHd));
   std::size_t layer = 0;
   for (auto _ : state) {
-    const auto* kb = reinterpret_cast<const std::uint8_t*>(&k[layer * layer_floats]);
-    const auto* vb = reinterpret_cast<const std::uint8_t*>(&v[layer * layer_floats]);
-    const ls::kernels::KvRows kr{&kb, n_ctx, row_bytes, 0}, vr{&vb, n_ctx, row_bytes, 0};
+    const std::size_t side_bytes = kBlockRows * row_bytes;
+    const ls::kernels::KvRows kr{blocks.data(), kBlockRows, row_bytes, 2 * layer * side_bytes},
+        vr{blocks.data(), kBlockRows, row_bytes, (2 * layer + 1) * side_bytes};
     ls::kernels::attend_group(q.data(), kGroup, kr, vr, ls::DType::F32, n_ctx, kHd, 0.125f,
                               scratch.data(), out.data());
     benchmark::DoNotOptimize(out.data());
