@@ -5,7 +5,8 @@
 // weight once per step whatever the number of rows, so these ratios show how well one forward
 // pass serves many sequences. Prints the CPU (lscpu's model name) and the SIMD target.
 //
-// usage: bench_batch MODEL [--threads N] [--tokens N] [--batches 1,4,8,16]
+// usage: bench_batch MODEL [--threads N] [--tokens N] [--batches 1,4,8,16] [--repack 0|1]
+//        (--repack 0: read the weights in place, as `--no-repack` does; default 1, as `serve`)
 #include <fmt/format.h>
 
 #include <chrono>
@@ -78,16 +79,21 @@ Timed run(ls::engine::Engine& engine, std::vector<ls::decode::Request> jobs,
 
 int bench(int argc, char** argv) {
   if (argc < 2)
-    ls::fail("usage: bench_batch MODEL [--threads N] [--tokens N] [--batches 1,4,8,16]");
+    ls::fail(
+        "usage: bench_batch MODEL [--threads N] [--tokens N] [--batches 1,4,8,16] [--repack 0|1]");
   std::string path = argv[1];
   int threads = 2, tokens = 48;
   std::vector<int> batches = {1, 4, 8, 16};
+  ls::LoadOptions load;
+  load.huge_pages = true;  // as serve loads
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--threads") {
       threads = std::stoi(value);
     } else if (flag == "--tokens") {
       tokens = std::stoi(value);
+    } else if (flag == "--repack") {
+      load.repack = value != "0";
     } else if (flag == "--batches") {
       batches.clear();
       std::stringstream in(value);
@@ -97,7 +103,7 @@ int bench(int argc, char** argv) {
     }
   }
   ls::ThreadPool pool(threads);
-  const auto lm = ls::engine::LoadedModel::open(path);
+  const auto lm = ls::engine::LoadedModel::open(path, load);
   ls::engine::Engine engine(lm.model(), pool);
   const auto bw = ls::kernels::measure_read_bandwidth(pool, std::size_t{256} << 20, 4);
   fmt::print("model    {} ({} weights)\nmachine  {} · {} threads · SIMD {} · read {:.1f} GB/s\n\n",
