@@ -133,11 +133,11 @@ TEST(Interleave, DispatchedDotsEqualScalarBits) {
 
 // The AVX2 and VNNI kernels called directly (LS_QUANT_SIMD may steer the dispatch away from one),
 // each skipped, saying so, where the CPU lacks it.
-// One, two (a pair in one register on VNNI) and three tokens.
+// One to seven tokens (VNNI: a pair in one register, two pairs at once, and what is left).
 void direct(bool vnni) {
   for (DType t : kTypes)
     for (std::size_t cols : kCols)
-      for (int tok : {1, 2, 3}) {
+      for (int tok : {1, 2, 3, 4, 5, 6, 7}) {
         const Case c = make_case(t, 16, cols, tok, static_cast<unsigned>(cols * 3 + tok));
         std::vector<k::ActBlock> xb(cols / 32 * tok);
         k::prepare_act_blocks(c.x.data(), c.x_bytes + 6, tok, cols, xb.data());
