@@ -9,6 +9,10 @@
 
 namespace ls {
 
+namespace {
+constexpr std::size_t kSlabBytes = std::size_t{2} << 20;  // one huge page
+}
+
 void check_kv_type(DType type) {
   if (type != DType::F32 && type != DType::F16 && type != DType::BF16)
     fail("KV cache type must be F32, F16 or BF16, got {}", dtype_name(type));
@@ -34,9 +38,15 @@ std::int32_t KvBlockPool::allocate() {
     b = free_.back();
     free_.pop_back();
   } else {
-    b = static_cast<std::int32_t>(storage_.size());
+    b = static_cast<std::int32_t>(blocks_.size());
     // Not zeroed: a position is always written before attention reads it.
-    storage_.push_back(make_aligned_bytes(block_bytes_));
+    if (slabs_.empty() || slab_used_ + block_bytes_ > slabs_.back().size()) {
+      const std::size_t per_slab = std::max<std::size_t>(1, kSlabBytes / block_bytes_);
+      slabs_.emplace_back(per_slab * block_bytes_);
+      slab_used_ = 0;
+    }
+    blocks_.push_back(slabs_.back().data() + slab_used_);
+    slab_used_ += block_bytes_;
     refs_.push_back(0);
   }
   refs_[static_cast<std::size_t>(b)] = 1;
