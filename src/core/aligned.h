@@ -1,12 +1,10 @@
-// Cache-line (64-byte) aligned buffers for what the kernels stream: AlignedVector for the
-// activations and AlignedBytes for KV cache blocks. glibc's malloc aligns large blocks to 16
+// Cache-line (64-byte) aligned vectors for what the kernels stream (the activations; KV cache
+// blocks come from huge-page slabs, model/kv_cache.h). glibc's malloc aligns large blocks to 16
 // bytes only, so every 64-byte vector load of a std::vector<float> row straddles two cache lines
 // (measured: the float matmul tiles lose 5-12% to that on AVX-512).
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <memory>
 #include <new>
 #include <vector>
 
@@ -34,16 +32,5 @@ struct AlignedAllocator {
 
 template <typename T>
 using AlignedVector = std::vector<T, AlignedAllocator<T>>;
-
-// An uninitialised, cache-line aligned byte buffer with one owner (KV cache blocks).
-struct AlignedDelete {
-  void operator()(std::uint8_t* p) const noexcept {
-    ::operator delete (p, std::align_val_t{kCacheLine});
-  }
-};
-using AlignedBytes = std::unique_ptr<std::uint8_t[], AlignedDelete>;
-inline AlignedBytes make_aligned_bytes(std::size_t n) {
-  return AlignedBytes(static_cast<std::uint8_t*>(::operator new (n, std::align_val_t{kCacheLine})));
-}
 
 }  // namespace ls
