@@ -2,9 +2,12 @@
 // weight bytes at Qwen2.5-0.5B shapes (4864 x 896 stays in L2/L3; 151936 x 896, the tied
 // lm_head, streams from memory), 4 x 4 tiles (prefill) in multiply-adds per second, and the
 // activation quantizers; a single-thread read-bandwidth probe gives the ceiling in the same run,
-// and the lm_head's product split over 2 threads sits beside the 2-thread probe.
+// and the lm_head's product split over 2 threads sits beside the 2-thread probe, as do decode's
+// loops over the 24 layers' matrices (BM_layers_threads).
 #include <benchmark/benchmark.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -205,6 +208,75 @@ void BM_interleaved_threads(benchmark::State& state) {
                  std::to_string(state.range(3)) + " threads");
 }
 
+// Decode's matrix products for the 24 layers of the 0.5B shape, as the loops the model runs (q k v
+// as one, o, gate and up as one, down), each layer's weights interleaved in one huge-page buffer
+// as the model keeps them, split over a pool: the products' rate in decode's pattern of short
+// loops, beside BM_interleaved_threads' one long loop. Counter "busy": the share of the loops'
+// time the threads spend in the kernel (the rest: hand-overs and waiting for the other thread).
+// Args: type index, threads, which loops (bits 0-3: qkv, o, gate+up, down).
+void BM_layers_threads(benchmark::State& state) {
+  const DType t = type_arg(state.range(0));
+  ls::ThreadPool pool(static_cast<int>(state.range(1)));
+  constexpr int kLayers = 24;
+  struct Loop {
+    std::size_t rows, cols;
+  };
+  const Loop all[] = {{1152, 896}, {896, 896}, {9728, 896}, {896, 4864}};
+  std::vector<Loop> loops;
+  for (int i = 0; i < 4; ++i)
+    if ((state.range(2) >> i & 1) != 0) loops.push_back(all[i]);
+  std::size_t layer_bytes = 0;
+  for (const Loop& l : loops)
+    layer_bytes += ls::dtype_bytes(t, static_cast<std::int64_t>(l.rows * l.cols));
+  ls::HugePageBuffer wi(layer_bytes * kLayers);
+  std::size_t at = 0;
+  for (int i = 0; i < kLayers; ++i)
+    for (const Loop& l : loops) {
+      const auto w = random_weights(t, l.rows, l.cols);
+      k::interleave_rows(t, w.data(), l.rows, l.cols, wi.data() + at);
+      at += w.size();
+    }
+  const auto x896 = activations(t, 896, 1), x4864 = activations(t, 4864, 1);
+  std::vector<k::ActBlock> b896(896 / 32), b4864(4864 / 32);
+  k::prepare_act_blocks(x896.data(), x896.size(), 1, 896, b896.data());
+  k::prepare_act_blocks(x4864.data(), x4864.size(), 1, 4864, b4864.data());
+  std::vector<float> y(9728);
+  using Clock = std::chrono::steady_clock;
+  std::atomic<std::int64_t> busy_ns{0};
+  std::int64_t loop_ns = 0;
+  for (auto _ : state) {
+    const std::uint8_t* w = wi.data();
+    for (int i = 0; i < kLayers; ++i)
+      for (const Loop& l : loops) {
+        const auto& xq = l.cols == 896 ? x896 : x4864;
+        const k::ActBlock* xb = l.cols == 896 ? b896.data() : b4864.data();
+        const std::size_t group_bytes = ls::dtype_bytes(t, static_cast<std::int64_t>(8 * l.cols));
+        const int n_groups = static_cast<int>(l.rows / 8);
+        const auto t0 = Clock::now();
+        pool.parallel_for(
+            l.rows,
+            [&](std::size_t r0, std::size_t r1) {
+              const auto p0 = Clock::now();
+              const auto g0 = static_cast<int>(r0 / 8);
+              k::dot_interleaved_prepared(t, w + g0 * group_bytes, static_cast<int>((r1 - r0) / 8),
+                                          xq.data(), xq.size(), xb, 1, l.cols, &y[r0], 1, l.rows,
+                                          n_groups - g0);
+              busy_ns += std::chrono::nanoseconds(Clock::now() - p0).count();
+            },
+            8);
+        loop_ns += std::chrono::nanoseconds(Clock::now() - t0).count();
+        w += group_bytes * static_cast<std::size_t>(n_groups);
+      }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["busy"] =
+      static_cast<double>(busy_ns.load()) / static_cast<double>(loop_ns * state.range(1));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * layer_bytes * kLayers));
+  state.SetLabel(std::string(ls::dtype_name(t)) + " 24 layers, " + std::to_string(state.range(1)) +
+                 " threads");
+}
+
 void BM_quantize_activations(benchmark::State& state) {
   const DType a = state.range(0) == 0 ? DType::Q8_0 : DType::Q8_K;
   const std::size_t n = 4864;
@@ -294,6 +366,13 @@ BENCHMARK(BM_quantize_activations)->Arg(0)->Arg(1);
 BENCHMARK(BM_interleaved_threads)
     ->Args({0, 151936, 896, 2})
     ->Args({1, 151936, 896, 2})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_layers_threads)
+    ->Args({0, 2, 15})
+    ->Args({1, 2, 15})
+    ->Args({1, 2, 4})  // gate and up alone
+    ->Args({1, 2, 8})  // down alone
+    ->Args({1, 1, 15})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_read_bandwidth_1thread)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_read_bandwidth_threads)->Arg(2)->Iterations(1)->Unit(benchmark::kMillisecond);
