@@ -361,6 +361,9 @@ BENCHMARK(BM_interleaved)
     ->Args({1, 151936, 896, 1})
     ->Args({0, 4864, 896, 16})
     ->Args({1, 4864, 896, 16})
+    ->Args({2, 27984, 4864, 1})  // K-quants: blocks of 8 rows side by side (AVX-512 CPUs)
+    ->Args({8, 27984, 4864, 1})
+    ->Args({3, 27984, 4864, 1})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_quantize_activations)->Arg(0)->Arg(1);
 BENCHMARK(BM_interleaved_threads)

@@ -1,7 +1,7 @@
-// The interleaved layout of Q8_0 / Q4_0 / Q5_0 / Q5_1 weight rows (interleave.h): repacking to it
-// and back,
-// the scalar reference of its dot products (deinterleave, then dot_quantized_scalar: the same
-// bits by construction) and the run-time choice of the AVX2 or AVX-512 VNNI kernels.
+// The interleaved layouts of weight rows (interleave.h): Q8_0 / Q4_0 / Q5_0 / Q5_1 words and
+// Q4_K / Q5_K / Q6_K blocks; repacking to them and back, the scalar reference of their dot
+// products (deinterleave, then dot_quantized_scalar: the same bits by construction) and the
+// run-time choice of the AVX2, AVX-512 VNNI or AVX-512BW kernels.
 #include "kernels/interleave.h"
 
 #include <algorithm>
@@ -19,13 +19,29 @@ namespace {
 
 constexpr std::size_t kScaleBytes = 2 * kInterleave;  // the 8 f16 scales of a block-group
 
+// Q4_K, Q5_K and Q6_K rows: interleaved by whole blocks.
+bool k_blocks(DType type) {
+  return type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K;
+}
+
+// K-quant blocks only where their AVX-512BW group kernels run (elsewhere the file's rows are read
+// one after another, which their AVX2 kernels do best).
 bool interleavable(DType type) {
-  return type == DType::Q8_0 || type == DType::Q4_0 || type == DType::Q5_0 || type == DType::Q5_1;
+  return type == DType::Q8_0 || type == DType::Q4_0 || type == DType::Q5_0 || type == DType::Q5_1 ||
+         (k_blocks(type) && quant_detail::simd_vnni());
 }
 
 void check_type(DType type, const char* what) {
   if (!interleavable(type))
-    fail("{}: only Q8_0, Q4_0, Q5_0 and Q5_1 rows are interleaved, got {}", what, dtype_name(type));
+    fail(
+        "{}: only Q8_0, Q4_0, Q5_0 and Q5_1 rows (and Q4_K, Q5_K, Q6_K on AVX-512 CPUs) are "
+        "interleaved, got {}",
+        what, dtype_name(type));
+}
+
+// Block b of row l of a K-quant group, from the group's start.
+std::size_t k_block_offset(DType type, std::size_t b, int l) {
+  return (b * kInterleave + static_cast<std::size_t>(l)) * dtype_block_bytes(type);
 }
 
 // Where a block of the file's layout and a block-group of the interleaved one keep their parts.
@@ -69,6 +85,40 @@ std::uint32_t unpack_mask(const std::uint8_t* masks, int lane) {
   return qh;
 }
 
+// K-quant groups through the AVX-512BW group kernels: 8 groups (64 rows) at a time stay in cache
+// while every token passes over them, 8 tokens per kernel call. One token writes straight into
+// out; more go through a small buffer (the kernels' output has tokens side by side).
+void dot_k_groups(DType type, const std::uint8_t* w, int n_groups, const std::uint8_t* xq,
+                  std::size_t x_stride, int n_tok, std::size_t n, float* out,
+                  std::size_t row_stride, std::size_t tok_stride) {
+  const std::size_t nb = n / 256, group_bytes = kInterleave * nb * dtype_block_bytes(type);
+  constexpr int kGroupBlock = 8, kTok = 8;
+  for (int g0 = 0; g0 < n_groups; g0 += kGroupBlock) {
+    const int g1 = std::min(n_groups, g0 + kGroupBlock);
+    for (int t0 = 0; t0 < n_tok; t0 += kTok) {
+      const int nt = std::min(kTok, n_tok - t0);
+      const std::uint8_t* xrows[kTok];
+      for (int t = 0; t < nt; ++t) xrows[t] = xq + static_cast<std::size_t>(t0 + t) * x_stride;
+      for (int g = g0; g < g1; ++g) {
+        const std::uint8_t* group = w + static_cast<std::size_t>(g) * group_bytes;
+        float* o = out + static_cast<std::size_t>(g) * kInterleave * row_stride + t0 * tok_stride;
+        float buf[kInterleave * kTok];
+        const bool direct = nt == 1;
+        float* dst = direct ? o : buf;
+        const std::size_t dst_stride = direct ? row_stride : kTok;
+        if (type == DType::Q6_K)
+          quant_detail::group_q6_k_avx512(group, xrows, nt, nb, dst, dst_stride);
+        else
+          quant_detail::group_q45_k_avx512(type == DType::Q5_K, group, xrows, nt, nb, dst,
+                                           dst_stride);
+        if (!direct)
+          for (int l = 0; l < kInterleave; ++l)
+            for (int t = 0; t < nt; ++t) o[l * row_stride + t * tok_stride] = buf[l * kTok + t];
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool can_interleave(DType type, std::int64_t rows, std::int64_t cols) {
@@ -86,6 +136,14 @@ void interleave_rows(DType type, const std::uint8_t* src, std::size_t rows, std:
         dtype_name(type), rows, cols, kInterleave);
   const std::size_t bb = dtype_block_bytes(type), nb = cols / dtype_block_elems(type);
   const std::size_t row_bytes = nb * bb, gb = kInterleave * bb;
+  if (k_blocks(type)) {
+    for (std::size_t g = 0; g < rows / kInterleave; ++g)
+      for (int l = 0; l < kInterleave; ++l)
+        for (std::size_t b = 0; b < nb; ++b)
+          std::memcpy(dst + g * kInterleave * row_bytes + k_block_offset(type, b, l),
+                      src + (g * kInterleave + l) * row_bytes + b * bb, bb);
+    return;
+  }
   const Parts p = parts(type);
   for (std::size_t g = 0; g < rows / kInterleave; ++g) {
     std::uint8_t* out = dst + g * kInterleave * row_bytes;
@@ -111,6 +169,11 @@ void deinterleave_row(DType type, const std::uint8_t* group, std::size_t cols, i
     fail("deinterleave_row: lane {} is outside 0..{}", lane, kInterleave - 1);
   const std::size_t bb = dtype_block_bytes(type), nb = cols / dtype_block_elems(type);
   const std::size_t gb = kInterleave * bb;
+  if (k_blocks(type)) {
+    for (std::size_t b = 0; b < nb; ++b)
+      std::memcpy(out + b * bb, group + k_block_offset(type, b, lane), bb);
+    return;
+  }
   const Parts p = parts(type);
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint8_t* in = group + b * gb;
@@ -158,6 +221,11 @@ void prepare_act_blocks(const std::uint8_t* xq, std::size_t x_stride, int n_tok,
 void dot_interleaved(DType type, const std::uint8_t* w, int n_groups, const std::uint8_t* xq,
                      std::size_t x_stride, int n_tok, std::size_t n, float* out,
                      std::size_t row_stride, std::size_t tok_stride) {
+  if (k_blocks(type)) {  // Q8_K activations: no Q8_0 blocks to prepare
+    dot_interleaved_prepared(type, w, n_groups, xq, x_stride, nullptr, n_tok, n, out, row_stride,
+                             tok_stride);
+    return;
+  }
   thread_local std::vector<ActBlock> xb;
   const std::size_t need = n / 32 * static_cast<std::size_t>(std::max(n_tok, 0));
   if (xb.size() < need) xb.resize(need);
@@ -178,6 +246,10 @@ void dot_interleaved_prepared(DType type, const std::uint8_t* w, int n_groups,
     fail("dot_interleaved: expected non-negative groups and tokens, got {} x {}", n_groups, n_tok);
   if (!quant_detail::simd_avx2()) {
     dot_interleaved_scalar(type, w, n_groups, xq, x_stride, n_tok, n, out, row_stride, tok_stride);
+    return;
+  }
+  if (k_blocks(type)) {
+    dot_k_groups(type, w, n_groups, xq, x_stride, n_tok, n, out, row_stride, tok_stride);
     return;
   }
   const InterleavedArgs a{type,     w,          n_groups,   xq,

@@ -1,4 +1,5 @@
-// Weight rows interleaved in groups of 8 for the decode kernels (Q8_0, Q4_0, Q5_0, Q5_1). In the
+// Weight rows interleaved in groups of 8 for the decode kernels (Q8_0, Q4_0, Q5_0, Q5_1; K-quant
+// blocks below). In the
 // file's layout each 32-weight block needs a horizontal sum of its products; interleaved, 32-bit
 // lane l of a vector holds 4 weights of row l, so one vpdpbusd (or maddubs + madd) per 4 columns
 // leaves lane l = the exact integer sum of row l's block: no shuffles per block. Same bytes as
@@ -21,10 +22,15 @@ namespace ls::kernels {
 //   i.e. weights 4k..4k+3 in their low nibbles and 16+4k .. 16+4k+3 in their high ones).
 // A block-group is 8 blocks' bytes (Q8_0: 272, Q4_0: 144, Q5_0: 176, Q5_1: 192), so a group is
 // 8 rows' bytes.
+// Q4_K, Q5_K and Q6_K (on CPUs with AVX-512 VNNI, where their 8-row AVX-512BW kernels run) keep
+// their blocks whole: a group stores block b of rows 0 .. 7, then block b + 1 of rows 0 .. 7, and
+// so on. Their kernels read 8 rows at a time; in the file's layout that is 8 streams a row apart,
+// which one core reads at a fraction of the speed of one stream.
 constexpr int kInterleave = 8;
 
-// Whether a [rows, cols] matrix of this type has an interleaved layout (Q8_0, Q4_0, Q5_0 or
-// Q5_1, rows a multiple of 8, cols a whole number of blocks).
+// Whether a [rows, cols] matrix of this type has an interleaved layout (Q8_0, Q4_0, Q5_0, Q5_1,
+// and Q4_K, Q5_K, Q6_K where the CPU has AVX-512 VNNI; rows a multiple of 8, cols a whole number
+// of blocks).
 bool can_interleave(DType type, std::int64_t rows, std::int64_t cols);
 
 // src: rows x cols in the file's layout -> dst: the interleaved layout (the same byte count).
@@ -53,7 +59,8 @@ struct ActBlock {
 void prepare_act_blocks(const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                         ActBlock* xb);
 
-// dot_interleaved with the activation blocks already prepared (xb as prepare_act_blocks fills).
+// dot_interleaved with the activation blocks already prepared (xb as prepare_act_blocks fills;
+// K-quants, whose activations are Q8_K, take none: xb may be null).
 // prefetch_groups: how many groups from w on belong to the matrix (n_groups when negative);
 // decode prefetches ahead up to there, across the end of this call's rows.
 void dot_interleaved_prepared(DType type, const std::uint8_t* w, int n_groups,

@@ -86,7 +86,7 @@ void prepare(Job& j, std::span<const float> x, std::size_t t_count, PreparedActi
       quantize_activations(j.act, &x[t * j.cols], &f.xq[t * j.xq_stride], j.cols);
   }
   j.xq = f.xq.data();
-  if (j.w->interleaved != 0) {
+  if (j.w->interleaved != 0 && j.act == DType::Q8_0) {  // (K-quant blocks take Q8_K as it is)
     f.act_blocks.resize(t_count * (j.cols / 32));
     prepare_act_blocks(j.xq, j.xq_stride, static_cast<int>(t_count), j.cols, f.act_blocks.data());
     j.xb = f.act_blocks.data();

@@ -22,8 +22,11 @@
 namespace ls::kernels::quant_detail {
 namespace {
 
+// Row r's block b at w + b * block_step + r * w_stride: the file's rows (block_step = the block's
+// bytes, w_stride = the row's) or a block-interleaved group (the 8 rows' blocks b side by side:
+// block_step = 8 blocks, w_stride = one), which decode reads as one stream.
 template <bool kQ5, int T>
-LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
+LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t block_step,
                        const std::uint8_t* const* xrows, std::size_t nb, float* out,
                        std::size_t out_stride) {
   using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
@@ -39,7 +42,7 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) a[t] = m[t] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < nb; ++b) {
-    const std::uint8_t* w0 = w + b * sizeof(Block);
+    const std::uint8_t* w0 = w + b * block_step;
     __m256i isum[T][8], msum[T][8];
     for (int r = 0; r < 8; ++r) {
       const std::uint8_t* wb = w0 + r * w_stride;
@@ -85,26 +88,49 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
   for (int t = 0; t < T; ++t) store_rows8(_mm256_sub_ps(a[t], m[t]), out + t, out_stride);
 }
 
+template <bool kQ5, int T>
+LS_AVX512BW void rows8_file(const std::uint8_t* w, std::size_t w_stride,
+                            const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                            std::size_t out_stride) {
+  using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
+  rows8<kQ5, T>(w, w_stride, sizeof(Block), xrows, nb, out, out_stride);
+}
+
+template <bool kQ5>
+int file_rows(const std::uint8_t* w, std::size_t w_stride, int n_rows, const std::uint8_t* xq,
+              std::size_t x_stride, int n_tok, std::size_t n, float* out, std::size_t out_stride) {
+  static constexpr RowGroupTile kTiles[8] = {
+      rows8_file<kQ5, 1>, rows8_file<kQ5, 2>, rows8_file<kQ5, 3>, rows8_file<kQ5, 4>,
+      rows8_file<kQ5, 5>, rows8_file<kQ5, 6>, rows8_file<kQ5, 7>, rows8_file<kQ5, 8>};
+  return run_row_groups<8>(kTiles, w, w_stride, n_rows, xq, x_stride, n_tok, n / 256, out,
+                           out_stride);
+}
+
 }  // namespace
 
 int dot_tile_q4_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                          const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                          float* out, std::size_t out_stride) {
-  static constexpr RowGroupTile kTiles[8] = {rows8<false, 1>, rows8<false, 2>, rows8<false, 3>,
-                                             rows8<false, 4>, rows8<false, 5>, rows8<false, 6>,
-                                             rows8<false, 7>, rows8<false, 8>};
-  return run_row_groups<8>(kTiles, w, w_stride, n_rows, xq, x_stride, n_tok, n / 256, out,
-                           out_stride);
+  return file_rows<false>(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
 }
 
 int dot_tile_q5_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                          const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                          float* out, std::size_t out_stride) {
-  static constexpr RowGroupTile kTiles[8] = {rows8<true, 1>, rows8<true, 2>, rows8<true, 3>,
-                                             rows8<true, 4>, rows8<true, 5>, rows8<true, 6>,
-                                             rows8<true, 7>, rows8<true, 8>};
-  return run_row_groups<8>(kTiles, w, w_stride, n_rows, xq, x_stride, n_tok, n / 256, out,
-                           out_stride);
+  return file_rows<true>(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
+}
+
+void group_q45_k_avx512(bool q5, const std::uint8_t* group, const std::uint8_t* const* xrows,
+                        int n_tok, std::size_t nb, float* out, std::size_t out_stride) {
+  using Tile = void (*)(const std::uint8_t*, std::size_t, std::size_t, const std::uint8_t* const*,
+                        std::size_t, float*, std::size_t);
+  static constexpr Tile kQ4[8] = {rows8<false, 1>, rows8<false, 2>, rows8<false, 3>,
+                                  rows8<false, 4>, rows8<false, 5>, rows8<false, 6>,
+                                  rows8<false, 7>, rows8<false, 8>};
+  static constexpr Tile kQ5[8] = {rows8<true, 1>, rows8<true, 2>, rows8<true, 3>, rows8<true, 4>,
+                                  rows8<true, 5>, rows8<true, 6>, rows8<true, 7>, rows8<true, 8>};
+  const std::size_t bytes = q5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
+  (q5 ? kQ5 : kQ4)[n_tok - 1](group, bytes, 8 * bytes, xrows, nb, out, out_stride);
 }
 
 }  // namespace ls::kernels::quant_detail

@@ -19,8 +19,10 @@
 namespace ls::kernels::quant_detail {
 namespace {
 
+// Row r's block b at w + b * block_step + r * w_stride (the file's rows or a block-interleaved
+// group, as in quant_avx512_q45_k.cpp).
 template <int T>
-LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
+LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t block_step,
                        const std::uint8_t* const* xrows, std::size_t nb, float* out,
                        std::size_t out_stride) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
@@ -41,7 +43,7 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) a[t] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < nb; ++b) {
-    const std::uint8_t* w0 = w + b * sizeof(BlockQ6_K);
+    const std::uint8_t* w0 = w + b * block_step;
     __m256i isum[T][8];
     for (int r = 0; r < 8; ++r) {
       const std::uint8_t* wb = w0 + r * w_stride;
@@ -96,15 +98,32 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride,
   for (int t = 0; t < T; ++t) store_rows8(a[t], out + t, out_stride);
 }
 
+template <int T>
+LS_AVX512BW void rows8_file(const std::uint8_t* w, std::size_t w_stride,
+                            const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                            std::size_t out_stride) {
+  rows8<T>(w, w_stride, sizeof(BlockQ6_K), xrows, nb, out, out_stride);
+}
+
 }  // namespace
 
 int dot_tile_q6_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
                          const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                          float* out, std::size_t out_stride) {
-  static constexpr RowGroupTile kTiles[8] = {rows8<1>, rows8<2>, rows8<3>, rows8<4>,
-                                             rows8<5>, rows8<6>, rows8<7>, rows8<8>};
+  static constexpr RowGroupTile kTiles[8] = {rows8_file<1>, rows8_file<2>, rows8_file<3>,
+                                             rows8_file<4>, rows8_file<5>, rows8_file<6>,
+                                             rows8_file<7>, rows8_file<8>};
   return run_row_groups<8>(kTiles, w, w_stride, n_rows, xq, x_stride, n_tok, n / 256, out,
                            out_stride);
+}
+
+void group_q6_k_avx512(const std::uint8_t* group, const std::uint8_t* const* xrows, int n_tok,
+                       std::size_t nb, float* out, std::size_t out_stride) {
+  using Tile = void (*)(const std::uint8_t*, std::size_t, std::size_t, const std::uint8_t* const*,
+                        std::size_t, float*, std::size_t);
+  static constexpr Tile kTiles[8] = {rows8<1>, rows8<2>, rows8<3>, rows8<4>,
+                                     rows8<5>, rows8<6>, rows8<7>, rows8<8>};
+  kTiles[n_tok - 1](group, sizeof(BlockQ6_K), 8 * sizeof(BlockQ6_K), xrows, nb, out, out_stride);
 }
 
 }  // namespace ls::kernels::quant_detail

@@ -132,6 +132,15 @@ int dot_tile_q6_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows
                          const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                          float* out, std::size_t out_stride);
 
+// One block-interleaved group of 8 Q4_K / Q5_K (q5) or Q6_K rows (interleave.h: block b of row l
+// at (8 b + l) * block bytes from `group`) against n_tok = 1..8 Q8_K activation rows (xrows[t]),
+// nb blocks per row: out[l * out_stride + t]. The AVX-512BW tiles above read in another order:
+// the same bits.
+void group_q45_k_avx512(bool q5, const std::uint8_t* group, const std::uint8_t* const* xrows,
+                        int n_tok, std::size_t nb, float* out, std::size_t out_stride);
+void group_q6_k_avx512(const std::uint8_t* group, const std::uint8_t* const* xrows, int n_tok,
+                       std::size_t nb, float* out, std::size_t out_stride);
+
 // AVX-512 VNNI Q5_0, Q5_1 and Q4_1 x Q8_0 tiles (quant_avx512_32.cpp; weight is one of those
 // three), the same contract as dot_tile_q4_k_avx512.
 int dot_tile_32_avx512(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,

@@ -192,6 +192,34 @@ TEST(Matmul, ASetGivesEachProductsOwnBits) {
   }
 }
 
+// Q4_K, Q5_K and Q6_K matrices interleaved by blocks (AVX-512 CPUs) give the file layout's bits
+// through matmul: decode, prefill chunks of 8 tokens and a ragged rest, 1 and 2 threads.
+TEST(Matmul, InterleavedKQuantsGiveTheFileLayoutsBits) {
+  if (!ls::kernels::can_interleave(ls::DType::Q4_K, 8, 256))
+    GTEST_SKIP() << "K-quant rows are not interleaved on this CPU (no AVX-512 VNNI kernels in use)";
+  for (ls::DType type : {ls::DType::Q4_K, ls::DType::Q5_K, ls::DType::Q6_K}) {
+    std::mt19937 rng_a(5), rng_b(5);  // the same weights twice
+    const TestWeight plain = test_weight(type, 40, 768, false, rng_a);
+    const TestWeight packed = test_weight(type, 40, 768, true, rng_b);
+    std::mt19937 rng(9);
+    std::normal_distribution<float> nd(0, 1);
+    for (int T : {1, 3, 17}) {
+      std::vector<float> x(static_cast<std::size_t>(T) * 768);
+      for (auto& v : x) v = nd(rng);
+      for (int threads : {1, 2}) {
+        ls::ThreadPool pool(threads);
+        ls::kernels::MatmulScratch scratch;
+        std::vector<float> ya(static_cast<std::size_t>(T) * 40, -1.0f), yb(ya.size(), -2.0f);
+        ls::kernels::matmul(plain.view, x, T, ya, pool, scratch);
+        ls::kernels::matmul(packed.view, x, T, yb, pool, scratch);
+        for (std::size_t k = 0; k < ya.size(); ++k)
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(ya[k]), std::bit_cast<std::uint32_t>(yb[k]))
+              << ls::dtype_name(type) << " T=" << T << " threads=" << threads << " element " << k;
+      }
+    }
+  }
+}
+
 // The weights wf stored as `type` (F32, BF16 or F16 bytes); wf becomes the stored values.
 std::vector<std::uint8_t> store_weights(ls::DType type, std::vector<float>& wf) {
   std::vector<std::uint8_t> w(wf.size() * ls::dtype_size(type));

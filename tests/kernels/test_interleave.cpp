@@ -1,9 +1,12 @@
-// The interleaved Q8_0 / Q4_0 / Q5_0 / Q5_1 layout (kernels/interleave.h): repacking round-trips
+// The interleaved Q8_0 / Q4_0 / Q5_0 / Q5_1 layout and the Q4_K / Q5_K / Q6_K one of whole blocks
+// (kernels/interleave.h): repacking round-trips
 // byte for byte, and its dot products (through the dispatch, and the AVX2 and AVX-512 VNNI kernels
 // called directly) give dot_quantized_scalar's bits for every row and token: random rows, arbitrary
 // bytes (Q8_0 -128, every nibble and high bit), ragged last chunks, several tokens and strides.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -28,6 +31,21 @@ struct Case {
   std::size_t row_bytes, x_bytes;
 };
 
+// Where a block keeps its f16 fields (scale; Q5_1's minimum; Q4_K/Q5_K's d and dmin; Q6_K's d),
+// which random rows get finite values in.
+std::vector<std::size_t> f16_fields(DType t) {
+  switch (t) {
+    case DType::Q5_1:
+    case DType::Q4_K:
+    case DType::Q5_K:
+      return {0, 2};
+    case DType::Q6_K:
+      return {offsetof(k::BlockQ6_K, d)};
+    default:
+      return {0};
+  }
+}
+
 // Rows quantized from normal floats (half of them) or arbitrary bytes with finite scales.
 Case make_case(DType t, std::size_t rows, std::size_t cols, int tokens, unsigned seed) {
   Case c{t,
@@ -38,7 +56,7 @@ Case make_case(DType t, std::size_t rows, std::size_t cols, int tokens, unsigned
          {},
          {},
          ls::dtype_bytes(t, static_cast<std::int64_t>(cols)),
-         ls::dtype_bytes(DType::Q8_0, static_cast<std::int64_t>(cols))};
+         ls::dtype_bytes(k::dot_activation_type(t), static_cast<std::int64_t>(cols))};
   std::mt19937 rng(seed);
   std::normal_distribution<float> nd(0, 1);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -53,8 +71,7 @@ Case make_case(DType t, std::size_t rows, std::size_t cols, int tokens, unsigned
     } else {
       for (std::size_t i = 0; i < c.row_bytes; ++i) row[i] = static_cast<std::uint8_t>(byte(rng));
       for (std::size_t off = 0; off < c.row_bytes; off += ls::dtype_block_bytes(t))
-        for (std::size_t at : {0, 2}) {  // the scale, and Q5_1's minimum
-          if (at == 2 && t != DType::Q5_1) continue;
+        for (std::size_t at : f16_fields(t)) {
           const std::uint16_t d = ls::f32_to_f16(scale(rng));
           std::memcpy(row + off + at, &d, 2);
         }
@@ -65,7 +82,8 @@ Case make_case(DType t, std::size_t rows, std::size_t cols, int tokens, unsigned
   c.x.resize(static_cast<std::size_t>(tokens) * (c.x_bytes + 6));  // a stride past the row
   for (int i = 0; i < tokens; ++i) {
     for (auto& v : f) v = nd(rng) * (i == 1 ? 100.0f : 1.0f);
-    k::quantize_activations_scalar(DType::Q8_0, f.data(), &c.x[i * (c.x_bytes + 6)], cols);
+    k::quantize_activations_scalar(k::dot_activation_type(t), f.data(), &c.x[i * (c.x_bytes + 6)],
+                                   cols);
   }
   return c;
 }
@@ -108,11 +126,11 @@ TEST(Interleave, OnlyWholeGroupsOfBlockTypes) {
   EXPECT_FALSE(k::can_interleave(DType::Q4_1, 896, 4864));
   EXPECT_FALSE(k::can_interleave(DType::Q4_0, 12, 64));  // rows not a multiple of 8
   EXPECT_FALSE(k::can_interleave(DType::Q8_0, 8, 40));   // ragged block
-  EXPECT_FALSE(k::can_interleave(DType::Q4_K, 8, 256));
+  EXPECT_FALSE(k::can_interleave(DType::Q4_K, 8, 200));  // ragged block
   EXPECT_FALSE(k::can_interleave(DType::BF16, 8, 64));
   std::vector<std::uint8_t> buf(1024);
   EXPECT_THROW(k::interleave_rows(DType::Q4_0, buf.data(), 12, 32, buf.data()), ls::Error);
-  EXPECT_THROW(k::interleave_rows(DType::Q6_K, buf.data(), 8, 256, buf.data()), ls::Error);
+  EXPECT_THROW(k::interleave_rows(DType::Q3_K, buf.data(), 8, 256, buf.data()), ls::Error);
 }
 
 TEST(Interleave, DispatchedDotsEqualScalarBits) {
@@ -125,6 +143,39 @@ TEST(Interleave, DispatchedDotsEqualScalarBits) {
         k::dot_interleaved(t, c.wi.data(), 3, c.x.data(), c.x_bytes + 6, tokens, cols, out.data(),
                            1, c.rows);
         expect_scalar_bits(c, out, 1, c.rows, k::quant_simd_name());
+        k::dot_interleaved_scalar(t, c.wi.data(), 3, c.x.data(), c.x_bytes + 6, tokens, cols,
+                                  out.data(), tokens, 1);
+        expect_scalar_bits(c, out, tokens, 1, "scalar");
+      }
+}
+
+// Q4_K, Q5_K and Q6_K blocks, interleaved where the CPU runs their AVX-512BW group kernels: the
+// layout round-trips, and the dispatched products (1 to 9 tokens: the kernels take 8 at a time)
+// give the scalar bits, as does the scalar path of the interleaved layout.
+TEST(Interleave, KQuantBlocksEqualScalarBits) {
+  EXPECT_EQ(k::can_interleave(DType::Q4_K, 8, 256), k::quant_detail::simd_vnni());
+  if (!k::quant_detail::simd_vnni())
+    GTEST_SKIP() << "no AVX-512 VNNI kernels in use here (CPU or LS_QUANT_SIMD): K-quant rows keep "
+                    "the file's layout, so their interleaved products are not tested here";
+  for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K})
+    for (std::size_t cols : {256, 768, 4864})
+      for (int tokens : {1, 2, 8, 9}) {
+        const Case c = make_case(t, 24, cols, tokens, static_cast<unsigned>(cols + tokens));
+        if (cols > 256) {
+          ASSERT_NE(c.w, c.wi) << "the layout must differ from the file's";
+        }
+        std::vector<std::uint8_t> row(c.row_bytes);
+        for (std::size_t r = 0; r < c.rows; ++r) {
+          k::deinterleave_row(t, &c.wi[r / 8 * 8 * c.row_bytes], cols, static_cast<int>(r % 8),
+                              row.data());
+          ASSERT_EQ(0, std::memcmp(row.data(), &c.w[r * c.row_bytes], c.row_bytes))
+              << ls::dtype_name(t) << " cols " << cols << " row " << r;
+        }
+        std::vector<float> out(c.rows * tokens, -1.0f);
+        k::dot_interleaved(t, c.wi.data(), 3, c.x.data(), c.x_bytes + 6, tokens, cols, out.data(),
+                           1, c.rows);
+        expect_scalar_bits(c, out, 1, c.rows, k::quant_simd_name());
+        std::fill(out.begin(), out.end(), -1.0f);
         k::dot_interleaved_scalar(t, c.wi.data(), 3, c.x.data(), c.x_bytes + 6, tokens, cols,
                                   out.data(), tokens, 1);
         expect_scalar_bits(c, out, tokens, 1, "scalar");
