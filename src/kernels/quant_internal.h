@@ -250,13 +250,6 @@ LS_AVX2 inline void k_rows8_block(const std::uint8_t* w0, std::size_t w_stride,
   }
 }
 
-// Decode through a row-group tile reads 8 rows side by side, which the hardware prefetchers
-// follow poorly: the AVX2 Q8_0/Q4_0 row groups (unrepacked rows) ask for the next group's 8 rows
-// (8 * stride bytes) before each group.
-inline void prefetch_rows8(const std::uint8_t* rows, std::size_t stride) {
-  for (std::size_t b = 0; b < 8 * stride; b += 64) __builtin_prefetch(rows + b);
-}
-
 // Runs a row-group tile over the whole groups of 8 rows of [0, n_rows) for n_tok activation rows,
 // kMaxTok tokens per call (tiles[nt - 1] takes nt). Decode does not come here (tile_simd).
 // Returns the number of rows done (n_rows / 8 * 8); the caller does the rest.
