@@ -38,14 +38,17 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_flag("--no-repack", o.no_repack,
                "Read the weight matrices in place from the file's memory map instead of moving "
                "them at load into huge-page memory, Q8_0/Q4_0/Q5_0/Q5_1 ones interleaved in "
-               "groups of 8 rows (same results, bit for bit; decode slower, about 2x for those "
+               "groups of 8 rows, Q4_K/Q5_K/Q6_K ones by blocks on CPUs with AVX-512 VNNI "
+               "(same results, bit for bit; decode slower, about 2x for those "
                "types; the moved copy replaces the mapped file's pages, so memory stays one copy)");
-  cmd.add_flag("--huge-pages,!--no-huge-pages", o.huge_pages,
-               std::string("Move the float and K-quant matrices too into huge-page memory at load "
-                           "(their bytes unchanged): decode 10-20% faster, load slower (a copy, "
-                           "and fresh 2 MiB pages to zero: up to seconds per GB in a VM). "
-                           "Default here: ") +
-                   (o.huge_pages ? "on" : "off") + " (on for serve, chat and bench)");
+  cmd.add_flag(
+      "--huge-pages,!--no-huge-pages", o.huge_pages,
+      std::string("Move the other matrices (float; K-quant where not interleaved) too into "
+                  "huge-page memory at load "
+                  "(their bytes unchanged): decode 10-20% faster, load slower (a copy, "
+                  "and fresh 2 MiB pages to zero: up to seconds per GB in a VM). "
+                  "Default here: ") +
+          (o.huge_pages ? "on" : "off") + " (on for serve, chat and bench)");
 }
 
 LoadOptions load_options(const ModelOptions& o) {
