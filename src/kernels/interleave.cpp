@@ -28,13 +28,14 @@ bool k_blocks(DType type) {
 // one after another, which their AVX2 kernels do best).
 bool interleavable(DType type) {
   return type == DType::Q8_0 || type == DType::Q4_0 || type == DType::Q5_0 || type == DType::Q5_1 ||
-         (k_blocks(type) && quant_detail::simd_vnni());
+         type == DType::IQ4_NL || (k_blocks(type) && quant_detail::simd_vnni());
 }
 
 void check_type(DType type, const char* what) {
   if (!interleavable(type))
     fail(
-        "{}: only Q8_0, Q4_0, Q5_0 and Q5_1 rows (and Q4_K, Q5_K, Q6_K on AVX-512 CPUs) are "
+        "{}: only Q8_0, Q4_0, Q5_0, Q5_1 and IQ4_NL rows (and Q4_K, Q5_K, Q6_K on AVX-512 CPUs) "
+        "are "
         "interleaved, got {}",
         what, dtype_name(type));
 }
@@ -55,6 +56,7 @@ Parts parts(DType type) {
     case DType::Q8_0:
       return {0, 0, 2, 0, 0, kScaleBytes, 8};
     case DType::Q4_0:
+    case DType::IQ4_NL:  // Q4_0's bytes, the nibbles indexing kIq4nlValues
       return {0, 0, 2, 0, 0, kScaleBytes, 4};
     case DType::Q5_0:
       return {0, offsetof(BlockQ5_0, qh), offsetof(BlockQ5_0, qs), 0, 16, 48, 4};

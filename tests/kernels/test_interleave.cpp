@@ -1,4 +1,5 @@
-// The interleaved Q8_0 / Q4_0 / Q5_0 / Q5_1 layout and the Q4_K / Q5_K / Q6_K one of whole blocks
+// The interleaved Q8_0 / Q4_0 / Q5_0 / Q5_1 / IQ4_NL layout and the Q4_K / Q5_K / Q6_K one of whole
+// blocks
 // (kernels/interleave.h): repacking round-trips
 // byte for byte, and its dot products (through the dispatch, and the AVX2 and AVX-512 VNNI kernels
 // called directly) give dot_quantized_scalar's bits for every row and token: random rows, arbitrary
@@ -103,7 +104,7 @@ void expect_scalar_bits(const Case& c, const std::vector<float>& out, std::size_
 }
 
 const std::size_t kCols[] = {32, 96, 256, 896, 4864};  // 1, 3, 8, 28 (ragged), 152 blocks
-const DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q5_1};
+const DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q5_1, DType::IQ4_NL};
 
 TEST(Interleave, RoundTripsByteForByte) {
   for (DType t : kTypes)
@@ -123,6 +124,7 @@ TEST(Interleave, RoundTripsByteForByte) {
 TEST(Interleave, OnlyWholeGroupsOfBlockTypes) {
   EXPECT_TRUE(k::can_interleave(DType::Q4_0, 896, 4864));
   EXPECT_TRUE(k::can_interleave(DType::Q5_1, 896, 4864));
+  EXPECT_TRUE(k::can_interleave(DType::IQ4_NL, 896, 4864));
   EXPECT_FALSE(k::can_interleave(DType::Q4_1, 896, 4864));
   EXPECT_FALSE(k::can_interleave(DType::Q4_0, 12, 64));  // rows not a multiple of 8
   EXPECT_FALSE(k::can_interleave(DType::Q8_0, 8, 40));   // ragged block

@@ -425,12 +425,12 @@ TEST(GgufModel, QuantizeErrors) {
 namespace ls {
 namespace {
 
-// Repacking at load (model/repack.h) changes the layout, not the numbers: Q8_0, Q4_0, Q5_0 and
-// Q5_1 models give the file layout's logits bit for bit, prefill (every position) and decode, on
-// 1 and 2 threads; the tied embedding is repacked once and still looks its rows up right.
+// Repacking at load (model/repack.h) changes the layout, not the numbers: Q8_0, Q4_0, Q5_0, Q5_1
+// and IQ4_NL models give the file layout's logits bit for bit, prefill (every position) and decode,
+// on 1 and 2 threads; the tied embedding is repacked once and still looks its rows up right.
 TEST(GgufModel, RepackedWeightsGiveTheFileLayoutsLogitsBitForBit) {
   if (!gguf_can_write(DType::Q8_0)) GTEST_SKIP() << "quantization kernels not in this build";
-  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q5_1}) {
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q5_1, DType::IQ4_NL}) {
     SCOPED_TRACE(dtype_name(t));
     const std::string path = convert(t, std::string(dtype_name(t)));
     const auto packed = Model::load(path);
