@@ -37,7 +37,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
                "exact float32-activation results that are the default");
   cmd.add_flag("--no-repack", o.no_repack,
                "Read the weight matrices in place from the file's memory map instead of moving "
-               "them at load into huge-page memory, Q8_0/Q4_0/Q5_0/Q5_1 ones interleaved in "
+               "them at load into huge-page memory, Q8_0/Q4_0/Q5_0/Q5_1/IQ4_NL ones interleaved in "
                "groups of 8 rows, Q4_K/Q5_K/Q6_K ones by blocks on CPUs with AVX-512 VNNI "
                "(same results, bit for bit; decode slower, about 2x for those "
                "types; the moved copy replaces the mapped file's pages, so memory stays one copy)");

@@ -1,5 +1,5 @@
-// The interleaved layouts of weight rows (interleave.h): Q8_0 / Q4_0 / Q5_0 / Q5_1 words and
-// Q4_K / Q5_K / Q6_K blocks; repacking to them and back, the scalar reference of their dot
+// The interleaved layouts of weight rows (interleave.h): Q8_0 / Q4_0 / Q5_0 / Q5_1 / IQ4_NL words
+// and Q4_K / Q5_K / Q6_K blocks; repacking to them and back, the scalar reference of their dot
 // products (deinterleave, then dot_quantized_scalar: the same bits by construction) and the
 // run-time choice of the AVX2, AVX-512 VNNI or AVX-512BW kernels.
 #include "kernels/interleave.h"

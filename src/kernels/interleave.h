@@ -1,5 +1,5 @@
-// Weight rows interleaved in groups of 8 for the decode kernels (Q8_0, Q4_0, Q5_0, Q5_1; K-quant
-// blocks below). In the
+// Weight rows interleaved in groups of 8 for the decode kernels (Q8_0, Q4_0, Q5_0, Q5_1, IQ4_NL;
+// K-quant blocks below). In the
 // file's layout each 32-weight block needs a horizontal sum of its products; interleaved, 32-bit
 // lane l of a vector holds 4 weights of row l, so one vpdpbusd (or maddubs + madd) per 4 columns
 // leaves lane l = the exact integer sum of row l's block: no shuffles per block. Same bytes as
@@ -20,8 +20,8 @@ namespace ls::kernels {
 //   then the block's weights as 32-bit words, word k of row l at 32k + 4l after the parts above
 //   (Q8_0: k < 8, the int8 weights 4k .. 4k+3; Q4_0, Q5_*: k < 4, the packed bytes 4k .. 4k+3,
 //   i.e. weights 4k..4k+3 in their low nibbles and 16+4k .. 16+4k+3 in their high ones).
-// A block-group is 8 blocks' bytes (Q8_0: 272, Q4_0: 144, Q5_0: 176, Q5_1: 192), so a group is
-// 8 rows' bytes.
+// A block-group is 8 blocks' bytes (Q8_0: 272, Q4_0 and IQ4_NL: 144, Q5_0: 176, Q5_1: 192), so a
+// group is 8 rows' bytes.
 // Q4_K, Q5_K and Q6_K (on CPUs with AVX-512 VNNI, where their 8-row AVX-512BW kernels run) keep
 // their blocks whole: a group stores block b of rows 0 .. 7, then block b + 1 of rows 0 .. 7, and
 // so on. Their kernels read 8 rows at a time; in the file's layout that is 8 streams a row apart,
@@ -29,8 +29,8 @@ namespace ls::kernels {
 constexpr int kInterleave = 8;
 
 // Whether a [rows, cols] matrix of this type has an interleaved layout (Q8_0, Q4_0, Q5_0, Q5_1,
-// and Q4_K, Q5_K, Q6_K where the CPU has AVX-512 VNNI; rows a multiple of 8, cols a whole number
-// of blocks).
+// IQ4_NL, and Q4_K, Q5_K, Q6_K where the CPU has AVX-512 VNNI; rows a multiple of 8, cols a whole
+// number of blocks).
 bool can_interleave(DType type, std::int64_t rows, std::int64_t cols);
 
 // src: rows x cols in the file's layout -> dst: the interleaved layout (the same byte count).
