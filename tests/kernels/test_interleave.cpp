@@ -103,6 +103,30 @@ void expect_scalar_bits(const Case& c, const std::vector<float>& out, std::size_
     }
 }
 
+// Every row of c's interleaved layout back in the file's layout, byte for byte.
+void expect_round_trip(const Case& c) {
+  std::vector<std::uint8_t> row(c.row_bytes);
+  for (std::size_t r = 0; r < c.rows; ++r) {
+    k::deinterleave_row(c.type, &c.wi[r / 8 * 8 * c.row_bytes], c.cols, static_cast<int>(r % 8),
+                        row.data());
+    ASSERT_EQ(0, std::memcmp(row.data(), &c.w[r * c.row_bytes], c.row_bytes))
+        << ls::dtype_name(c.type) << " cols " << c.cols << " row " << r;
+  }
+}
+
+// c's 3 groups against its tokens through the dispatch (row-major, as decode writes) and the
+// scalar path (token-major, as matmul's y): the scalar bits both times.
+void expect_products(const Case& c) {
+  std::vector<float> out(c.rows * c.tokens, -1.0f);
+  k::dot_interleaved(c.type, c.wi.data(), 3, c.x.data(), c.x_bytes + 6, c.tokens, c.cols,
+                     out.data(), 1, c.rows);
+  expect_scalar_bits(c, out, 1, c.rows, k::quant_simd_name());
+  std::fill(out.begin(), out.end(), -1.0f);
+  k::dot_interleaved_scalar(c.type, c.wi.data(), 3, c.x.data(), c.x_bytes + 6, c.tokens, c.cols,
+                            out.data(), c.tokens, 1);
+  expect_scalar_bits(c, out, c.tokens, 1, "scalar");
+}
+
 const std::size_t kCols[] = {32, 96, 256, 896, 4864};  // 1, 3, 8, 28 (ragged), 152 blocks
 const DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q5_1, DType::IQ4_NL};
 
@@ -111,13 +135,7 @@ TEST(Interleave, RoundTripsByteForByte) {
     for (std::size_t cols : kCols) {
       const Case c = make_case(t, 16, cols, 1, 1);
       ASSERT_NE(c.w, c.wi) << "the layout must differ from the file's";
-      std::vector<std::uint8_t> row(c.row_bytes);
-      for (std::size_t r = 0; r < c.rows; ++r) {
-        k::deinterleave_row(t, &c.wi[r / 8 * 8 * c.row_bytes], cols, static_cast<int>(r % 8),
-                            row.data());
-        ASSERT_EQ(0, std::memcmp(row.data(), &c.w[r * c.row_bytes], c.row_bytes))
-            << ls::dtype_name(t) << " cols " << cols << " row " << r;
-      }
+      expect_round_trip(c);
     }
 }
 
@@ -138,17 +156,8 @@ TEST(Interleave, OnlyWholeGroupsOfBlockTypes) {
 TEST(Interleave, DispatchedDotsEqualScalarBits) {
   for (DType t : kTypes)
     for (std::size_t cols : kCols)
-      for (int tokens : {1, 3}) {
-        const Case c = make_case(t, 24, cols, tokens, static_cast<unsigned>(cols + tokens));
-        // Row-major for decode (row_stride 1) and token-major as matmul's y (tok_stride rows).
-        std::vector<float> out(c.rows * tokens, -1.0f);
-        k::dot_interleaved(t, c.wi.data(), 3, c.x.data(), c.x_bytes + 6, tokens, cols, out.data(),
-                           1, c.rows);
-        expect_scalar_bits(c, out, 1, c.rows, k::quant_simd_name());
-        k::dot_interleaved_scalar(t, c.wi.data(), 3, c.x.data(), c.x_bytes + 6, tokens, cols,
-                                  out.data(), tokens, 1);
-        expect_scalar_bits(c, out, tokens, 1, "scalar");
-      }
+      for (int tokens : {1, 3})
+        expect_products(make_case(t, 24, cols, tokens, static_cast<unsigned>(cols + tokens)));
 }
 
 // Q4_K, Q5_K and Q6_K blocks, interleaved where the CPU runs their AVX-512BW group kernels: the
@@ -166,21 +175,8 @@ TEST(Interleave, KQuantBlocksEqualScalarBits) {
         if (cols > 256) {
           ASSERT_NE(c.w, c.wi) << "the layout must differ from the file's";
         }
-        std::vector<std::uint8_t> row(c.row_bytes);
-        for (std::size_t r = 0; r < c.rows; ++r) {
-          k::deinterleave_row(t, &c.wi[r / 8 * 8 * c.row_bytes], cols, static_cast<int>(r % 8),
-                              row.data());
-          ASSERT_EQ(0, std::memcmp(row.data(), &c.w[r * c.row_bytes], c.row_bytes))
-              << ls::dtype_name(t) << " cols " << cols << " row " << r;
-        }
-        std::vector<float> out(c.rows * tokens, -1.0f);
-        k::dot_interleaved(t, c.wi.data(), 3, c.x.data(), c.x_bytes + 6, tokens, cols, out.data(),
-                           1, c.rows);
-        expect_scalar_bits(c, out, 1, c.rows, k::quant_simd_name());
-        std::fill(out.begin(), out.end(), -1.0f);
-        k::dot_interleaved_scalar(t, c.wi.data(), 3, c.x.data(), c.x_bytes + 6, tokens, cols,
-                                  out.data(), tokens, 1);
-        expect_scalar_bits(c, out, tokens, 1, "scalar");
+        expect_round_trip(c);
+        expect_products(c);
       }
 }
 
