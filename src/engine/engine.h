@@ -18,7 +18,11 @@
 namespace ls::engine {
 
 struct EngineOptions {
-  std::int64_t max_chunk_tokens = 64;  // tokens per forward chunk (bounds prefill scratch)
+  // Tokens per forward chunk (bounds prefill scratch: about 58 KiB a token at the 0.5B shape).
+  // 128, not 64: BF16 prefill 1.1-1.2x, Q8_0 1.05-1.2x on a Zen 5 (weights read once per
+  // chunk, fewer ragged tiles); the 3.7 MiB more scratch keeps a 0.5B Q4_0 file within 1.10x
+  // of its weights in peak RSS.
+  std::int64_t max_chunk_tokens = 128;
   std::int64_t kv_block_positions = KvBlockPool::kDefaultBlockPositions;
 };
 
