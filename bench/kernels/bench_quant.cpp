@@ -355,6 +355,12 @@ BENCHMARK(BM_tile)
 BENCHMARK(BM_interleaved)
     ->Args({0, 512, 896, 1})  // in L2: the kernel's own rate
     ->Args({1, 512, 896, 1})
+    ->Args({4, 512, 896, 1})
+    ->Args({5, 512, 896, 1})
+    ->Args({7, 512, 896, 1})
+    ->Args({2, 64, 4864, 1})  // K-quants in L2
+    ->Args({8, 64, 4864, 1})
+    ->Args({3, 64, 4864, 1})
     ->Args({0, 4864, 896, 1})
     ->Args({1, 4864, 896, 1})
     ->Args({0, 151936, 896, 1})
