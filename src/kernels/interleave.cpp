@@ -66,14 +66,14 @@ Parts parts(DType type) {
   }
 }
 
-// The high-bit masks of a Q5 block-group: for word k, mask 2k has bit 4l + j = element 4k + j's
-// high bit of row l (the low nibbles of the word), mask 2k + 1 that of element 16 + 4k + j.
+// The high-bit masks of a Q5 block-group: for word k, the mask of half 0 has bit 4l + j = element
+// 4k + j's high bit of row l (the low nibbles of the word), that of half 1 element 16 + 4k + j's.
 void pack_masks(const std::uint32_t qh[kInterleave], std::uint8_t* out) {
   for (int k = 0; k < 4; ++k)
     for (int half = 0; half < 2; ++half) {
       std::uint32_t m = 0;
       for (int l = 0; l < kInterleave; ++l) m |= ((qh[l] >> (16 * half + 4 * k)) & 0xFu) << (4 * l);
-      std::memcpy(out + 4 * (2 * k + half), &m, 4);
+      std::memcpy(out + q5_mask_offset(k, half), &m, 4);
     }
 }
 std::uint32_t unpack_mask(const std::uint8_t* masks, int lane) {
@@ -81,7 +81,7 @@ std::uint32_t unpack_mask(const std::uint8_t* masks, int lane) {
   for (int k = 0; k < 4; ++k)
     for (int half = 0; half < 2; ++half) {
       std::uint32_t m;
-      std::memcpy(&m, masks + 4 * (2 * k + half), 4);
+      std::memcpy(&m, masks + q5_mask_offset(k, half), 4);
       qh |= ((m >> (4 * lane)) & 0xFu) << (16 * half + 4 * k);
     }
   return qh;

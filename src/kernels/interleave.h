@@ -15,8 +15,9 @@ namespace ls::kernels {
 
 // Rows per group. A group of 8 rows stores, for block b = 0 .. nb-1 in turn:
 //   8 f16 scales (row 0 .. 7 of block b); Q5_1: then its 8 f16 minimums; Q5_0/Q5_1: then 8
-//   32-bit masks of the high bits (mask 2k: bit 4l + j = row l's bit 4k + j, mask 2k + 1: its
-//   bit 16 + 4k + j, i.e. the high bits of the weights word k holds in its low / high nibbles);
+//   32-bit masks of the high bits (for word k, half 0: bit 4l + j = row l's bit 4k + j, half 1:
+//   its bit 16 + 4k + j, i.e. the high bits of the weights word k holds in its low / high
+//   nibbles), at q5_mask_offset(k, half);
 //   then the block's weights as 32-bit words, word k of row l at 32k + 4l after the parts above
 //   (Q8_0: k < 8, the int8 weights 4k .. 4k+3; Q4_0, Q5_*: k < 4, the packed bytes 4k .. 4k+3,
 //   i.e. weights 4k..4k+3 in their low nibbles and 16+4k .. 16+4k+3 in their high ones).
@@ -27,6 +28,14 @@ namespace ls::kernels {
 // so on. Their kernels read 8 rows at a time; in the file's layout that is 8 streams a row apart,
 // which one core reads at a fraction of the speed of one stream.
 constexpr int kInterleave = 8;
+
+// Where a Q5 block-group's masks keep word k's mask of half 0 / 1 (bytes from the first mask):
+// words 2i and 2i + 1 side by side for each half, so that one 64-bit load is the byte mask of a
+// 512-bit vector holding both words (interleave_simd.inc; read through general registers, two
+// 32-bit masks shifted and or-ed cost Q5_0 25% of its speed in L2 on a Zen 5).
+constexpr std::size_t q5_mask_offset(int k, int half) {
+  return static_cast<std::size_t>(16 * (k / 2) + 8 * half + 4 * (k % 2));
+}
 
 // Whether a [rows, cols] matrix of this type has an interleaved layout (Q8_0, Q4_0, Q5_0, Q5_1,
 // IQ4_NL, and Q4_K, Q5_K, Q6_K where the CPU has AVX-512 VNNI; rows a multiple of 8, cols a whole
