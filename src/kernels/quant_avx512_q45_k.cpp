@@ -1,13 +1,13 @@
-// Q4_K and Q5_K x Q8_K tiles with AVX-512BW, for rows in groups of 8 and up to 8 tokens (chosen
-// at run time where the VNNI Q8_0 tile is: avx512vnni CPUs, which all have avx512bw). Per row and
-// block, each group of 32 weight bytes (sub-blocks 2g in the low nibbles, 2g + 1 in the high
-// ones) is broadcast to both halves of a 512-bit register and shifted by 0 and 4, so one register
-// holds 64 consecutive levels, matching 64 consecutive activation bytes (Q5_K: plus 16 where bit
-// 2g, or 2g + 1, of the qh bytes is set: one byte test and one masked add): one maddubs and one
-// madd with the two sub-blocks' scales per token and 64 weights, half the instructions of the
-// AVX2 tile. The exact integer sums then go through the same transposing reduction and lane-wise
-// float part as tile_q4_k_rows8 (quant_avx2.cpp; Q5_K has Q4_K's accumulation model), so the
-// bits are the scalar path's (quant_tests).
+// Q4_K and Q5_K x Q8_K tiles with AVX-512BW and VNNI, for rows in groups of 8 and up to 8 tokens
+// (chosen at run time where the VNNI Q8_0 tile is: avx512vnni CPUs, which all have avx512bw). Per
+// row and block, each group of 32 weight bytes (sub-blocks 2g in the low nibbles, 2g + 1 in the
+// high ones) is broadcast to both halves of a 512-bit register and shifted by 0 and 4, so one
+// register holds 64 consecutive levels, matching 64 consecutive activation bytes (Q5_K: plus 16
+// where bit 2g, or 2g + 1, of the qh bytes is set: one byte test and one masked add): one maddubs
+// and one vpdpwssd (madd with the two sub-blocks' scales and the add in one) per token and 64
+// weights, half the instructions of the AVX2 tile. The exact integer sums then go through the same
+// transposing reduction and lane-wise float part as tile_q4_k_rows8 (quant_avx2.cpp; Q5_K has
+// Q4_K's accumulation model), so the bits are the scalar path's (quant_tests).
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
@@ -17,7 +17,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_internal.h"
 
-#define LS_AVX512BW __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
+#define LS_AVX512VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 namespace ls::kernels::quant_detail {
 namespace {
@@ -26,9 +26,9 @@ namespace {
 // bytes, w_stride = the row's) or a block-interleaved group (the 8 rows' blocks b side by side:
 // block_step = 8 blocks, w_stride = one), which decode reads as one stream.
 template <bool kQ5, int T>
-LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t block_step,
-                       const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                       std::size_t out_stride) {
+LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t block_step,
+                         const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                         std::size_t out_stride) {
   using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
   static_assert(offsetof(Block, d) == offsetof(BlockQ4_K, d) &&
                 offsetof(Block, dmin) == offsetof(BlockQ4_K, dmin));  // k_rows8_block's
@@ -70,7 +70,7 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t 
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const __m512i y = _mm512_loadu_si512(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g);
-          acc[t] = _mm512_add_epi32(acc[t], _mm512_madd_epi16(_mm512_maddubs_epi16(q, y), s));
+          acc[t] = _mm512_dpwssd_epi32(acc[t], _mm512_maddubs_epi16(q, y), s);
         }
       }
 #pragma GCC unroll 8
@@ -89,9 +89,9 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t 
 }
 
 template <bool kQ5, int T>
-LS_AVX512BW void rows8_file(const std::uint8_t* w, std::size_t w_stride,
-                            const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                            std::size_t out_stride) {
+LS_AVX512VNNI void rows8_file(const std::uint8_t* w, std::size_t w_stride,
+                              const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                              std::size_t out_stride) {
   using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
   rows8<kQ5, T>(w, w_stride, sizeof(Block), xrows, nb, out, out_stride);
 }

@@ -1,12 +1,12 @@
-// Q6_K x Q8_K tiles with AVX-512BW, for rows in groups of 8 and up to 8 tokens (chosen at run
-// time where the VNNI Q8_0 tile is). Per row and half block (128 weights), the 64 low-nibble
-// bytes and the 32 high-bit bytes (broadcast to both halves, shifted per half) give two registers
-// of 64 consecutive levels 0..63, matching 64 consecutive activation bytes: one maddubs and one
-// madd with the four sub-blocks' scales per token and 64 weights, half the instructions of the
-// AVX2 tile. The level offset -32 comes in through the activations' sub-block sums, as there.
-// The exact integer sums then go through the transposing reduction of the row-group tiles and
-// the float part runs on row lanes (lane r = row r's fma chain: tile_q6_k's operations), so the
-// bits are the scalar path's (quant_tests).
+// Q6_K x Q8_K tiles with AVX-512BW and VNNI, for rows in groups of 8 and up to 8 tokens (chosen
+// at run time where the VNNI Q8_0 tile is). Per row and half block (128 weights), the 64
+// low-nibble bytes and the 32 high-bit bytes (broadcast to both halves, shifted per half) give
+// two registers of 64 consecutive levels 0..63, matching 64 consecutive activation bytes: one
+// maddubs and one vpdpwssd (madd with the four sub-blocks' scales and the add in one) per token
+// and 64 weights, half the instructions of the AVX2 tile. The level offset -32 comes in through the
+// activations' sub-block sums, as there. The exact integer sums then go through the transposing
+// reduction of the row-group tiles and the float part runs on row lanes (lane r = row r's fma
+// chain: tile_q6_k's operations), so the bits are the scalar path's (quant_tests).
 #include <cstring>
 
 #include "kernels/avx512_warnings.h"
@@ -14,7 +14,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_internal.h"
 
-#define LS_AVX512BW __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")))
+#define LS_AVX512VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 namespace ls::kernels::quant_detail {
 namespace {
@@ -22,9 +22,9 @@ namespace {
 // Row r's block b at w + b * block_step + r * w_stride (the file's rows or a block-interleaved
 // group, as in quant_avx512_q45_k.cpp).
 template <int T>
-LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t block_step,
-                       const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                       std::size_t out_stride) {
+LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t block_step,
+                         const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                         std::size_t out_stride) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
   // Per half, the high bits of levels 0-31 sit in bits 0-1 of the qh bytes, of 32-63 in bits
   // 2-3, of 64-95 in bits 4-5, of 96-127 in bits 6-7: shifted to bits 4-5 by these counts.
@@ -70,7 +70,7 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t 
           for (int t = 0; t < T; ++t) {
             const __m512i y =
                 _mm512_loadu_si512(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 128 * h + 64 * p);
-            acc[t] = _mm512_add_epi32(acc[t], _mm512_madd_epi16(_mm512_maddubs_epi16(q[p], y), s));
+            acc[t] = _mm512_dpwssd_epi32(acc[t], _mm512_maddubs_epi16(q[p], y), s);
           }
         }
       }
@@ -99,9 +99,9 @@ LS_AVX512BW void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t 
 }
 
 template <int T>
-LS_AVX512BW void rows8_file(const std::uint8_t* w, std::size_t w_stride,
-                            const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                            std::size_t out_stride) {
+LS_AVX512VNNI void rows8_file(const std::uint8_t* w, std::size_t w_stride,
+                              const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                              std::size_t out_stride) {
   rows8<T>(w, w_stride, sizeof(BlockQ6_K), xrows, nb, out, out_stride);
 }
 

@@ -293,7 +293,7 @@ void quantize_activations(DType act, const float* x, std::uint8_t* out, std::siz
 }
 
 const char* quant_simd_name() {
-  return use_vnni() ? "avx512vnni (Q8_0, Q5_0, Q5_1, Q4_1 tiles), avx512bw (Q4_K, Q5_K, Q6_K), avx2"
+  return use_vnni()   ? "avx512vnni (Q8_0, Q5_0, Q5_1, Q4_1 tiles; Q4_K, Q5_K, Q6_K), avx2"
          : use_avx2() ? "avx2"
                       : "scalar";
 }
