@@ -17,9 +17,6 @@
 
 #include "kernels/avx512_warnings.h"
 
-#define LS_AVX512VNNI_BW \
-  __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
-
 namespace ls::kernels::quant_detail {
 namespace {
 
@@ -48,7 +45,7 @@ struct Q4_1Layout {
 
 // The 32 unsigned levels of one block, element e in byte e.
 template <class F>
-LS_AVX512VNNI_BW inline __m256i levels(const std::uint8_t* block) {
+LS_AVX512VNNI inline __m256i levels(const std::uint8_t* block) {
   const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + F::kQs));
   const __m256i nib = _mm256_and_si256(
       _mm256_inserti128_si256(_mm256_castsi128_si256(qs), _mm_srli_epi16(qs, 4), 1),
@@ -60,9 +57,9 @@ LS_AVX512VNNI_BW inline __m256i levels(const std::uint8_t* block) {
 }
 
 template <class F, int T>
-LS_AVX512VNNI_BW void rows8(const std::uint8_t* w, std::size_t w_stride,
-                            const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                            std::size_t out_stride) {
+LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride,
+                         const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                         std::size_t out_stride) {
   const __m256i ones8 = _mm256_set1_epi8(1);
   __m256 acc[T][8];
   for (int t = 0; t < T; ++t)
@@ -102,17 +99,17 @@ LS_AVX512VNNI_BW void rows8(const std::uint8_t* w, std::size_t w_stride,
 }
 
 // [lo | hi] and the high half, with AVX512F only (the 32x8 forms need AVX512DQ).
-LS_AVX512VNNI_BW inline __m512 concat_ps(__m256 lo, __m256 hi) {
+LS_AVX512VNNI inline __m512 concat_ps(__m256 lo, __m256 hi) {
   return _mm512_castpd_ps(
       _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
 }
-LS_AVX512VNNI_BW inline __m256 high_ps(__m512 v) {
+LS_AVX512VNNI inline __m256 high_ps(__m512 v) {
   return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
 }
 
 // The 8 rows x 2 tokens of 512-bit partial sums v[r] (token A in the low 256 bits, B in the
 // high) -> [A's 8 row sums | B's 8 row sums]. Integer adds: any order gives the same sums.
-LS_AVX512VNNI_BW inline __m512i hsum8x2_i32(const __m512i* v) {
+LS_AVX512VNNI inline __m512i hsum8x2_i32(const __m512i* v) {
   __m512i a[4], b[2];
   for (int k = 0; k < 4; ++k)  // per 128-bit lane: [r0 02, r1 02, r0 13, r1 13] (r = 2k, 2k+1)
     a[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * k], v[2 * k + 1]),
@@ -129,9 +126,9 @@ LS_AVX512VNNI_BW inline __m512i hsum8x2_i32(const __m512i* v) {
 // and pair, one reduction per pair. The float part is rows8's lane for lane (dw twice, each
 // token's scale over its 8 lanes), so the bits are the same.
 template <class F, int P>
-LS_AVX512VNNI_BW void rows8_pairs(const std::uint8_t* w, std::size_t w_stride,
-                                  const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                                  std::size_t out_stride) {
+LS_AVX512VNNI void rows8_pairs(const std::uint8_t* w, std::size_t w_stride,
+                               const std::uint8_t* const* xrows, std::size_t nb, float* out,
+                               std::size_t out_stride) {
   const __m512i ones8 = _mm512_set1_epi8(1);
   __m512 acc[P][8];
   for (int p = 0; p < P; ++p)

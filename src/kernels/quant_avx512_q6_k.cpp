@@ -14,8 +14,6 @@
 #include "kernels/quant.h"
 #include "kernels/quant_internal.h"
 
-#define LS_AVX512VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
-
 namespace ls::kernels::quant_detail {
 namespace {
 

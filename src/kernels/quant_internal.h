@@ -150,6 +150,8 @@ int dot_tile_32_avx512(DType weight, const std::uint8_t* w, std::size_t w_stride
 // Small AVX2 helpers shared by the quant_avx2*.cpp and quant_avx512.cpp files (callers carry the
 // same target or a superset of it).
 #define LS_AVX2 __attribute__((target("avx2,fma,f16c")))
+// The AVX-512 quantized kernels' target (quant_avx512*.cpp): every CPU use_vnni() admits has it.
+#define LS_AVX512VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 LS_AVX2 inline float hsum_tree(__m256 v) {  // ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
