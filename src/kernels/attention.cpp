@@ -25,31 +25,69 @@ namespace hn = hwy::HWY_NAMESPACE;
 // which stay in L1 while every query head of the group passes over them.
 constexpr size_t kPosBlock = 16;
 
-// out[0, V) += sum_j a[j] * v_j[0, V) over np rows, V vectors from offset i, in order of j.
-template <int V, class DF, typename W>
-HWY_INLINE void accumulate_values(DF df, const W* const* v, const float* a, size_t np, size_t i,
-                                  float* HWY_RESTRICT o) {
-  const size_t lanes = hn::Lanes(df);
-  auto o0 = hn::LoadU(df, o + i);
-  auto o1 = V > 1 ? hn::LoadU(df, o + i + lanes) : o0;
-  auto o2 = V > 2 ? hn::LoadU(df, o + i + 2 * lanes) : o0;
-  auto o3 = V > 3 ? hn::LoadU(df, o + i + 3 * lanes) : o0;
-  for (size_t j = 0; j < np; ++j) {
-    const auto aj = hn::Set(df, a[j]);
-    o0 = hn::Add(o0, hn::Mul(aj, load_weights(df, v[j] + i)));
-    if constexpr (V > 1) o1 = hn::Add(o1, hn::Mul(aj, load_weights(df, v[j] + i + lanes)));
-    if constexpr (V > 2) o2 = hn::Add(o2, hn::Mul(aj, load_weights(df, v[j] + i + 2 * lanes)));
-    if constexpr (V > 3) o3 = hn::Add(o3, hn::Mul(aj, load_weights(df, v[j] + i + 3 * lanes)));
-  }
-  hn::StoreU(o0, df, o + i);
-  if constexpr (V > 1) hn::StoreU(o1, df, o + i + lanes);
-  if constexpr (V > 2) hn::StoreU(o2, df, o + i + 2 * lanes);
-  if constexpr (V > 3) hn::StoreU(o3, df, o + i + 3 * lanes);
+// Asks for cache rows [p0, p1) (`bytes` each) ahead of use when p0 starts a new block of the
+// paged cache: a block keeps 16 positions of one layer together, so the next block's rows lie
+// where the hardware prefetchers do not look (within a block they follow on their own, and a
+// prefetch of lines already in cache only costs load slots).
+HWY_INLINE void prefetch_block(const KvRows& rows, size_t p0, size_t p1, size_t bytes) {
+  if (p0 >= p1 || p0 % rows.block_rows != 0) return;
+  const char* r = reinterpret_cast<const char*>(rows.row(p0));
+  p1 = std::min(p1, p0 + rows.block_rows);
+  for (size_t p = p0; p < p1; ++p, r += rows.row_bytes)
+    for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(r + b);
 }
 
-template <typename W>
+// For each of G heads g: o[g][i, i + V vectors) += sum_j a[g][j] * v_j[same] over np rows, in
+// order of j. The G * V sums are independent chains of adds, interleaved so that the adds' latency
+// overlaps (one head's 4 chains waited on it), and each value vector is loaded once for G heads.
+template <int V, int G, class DF, typename W>
+HWY_INLINE void accumulate_values(DF df, const W* const* v, const float* const* a, size_t np,
+                                  size_t i, float* const* o) {
+  const size_t lanes = hn::Lanes(df);
+  hn::Vec<DF> acc[G][V];
+#pragma GCC unroll 16
+  for (int g = 0; g < G; ++g)
+#pragma GCC unroll 4
+    for (int u = 0; u < V; ++u) acc[g][u] = hn::LoadU(df, o[g] + i + u * lanes);
+  for (size_t j = 0; j < np; ++j) {
+    hn::Vec<DF> vj[V];
+#pragma GCC unroll 4
+    for (int u = 0; u < V; ++u) vj[u] = load_weights(df, v[j] + i + u * lanes);
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      const auto aj = hn::Set(df, a[g][j]);
+#pragma GCC unroll 4
+      for (int u = 0; u < V; ++u) acc[g][u] = hn::Add(acc[g][u], hn::Mul(aj, vj[u]));
+    }
+  }
+#pragma GCC unroll 16
+  for (int g = 0; g < G; ++g)
+#pragma GCC unroll 4
+    for (int u = 0; u < V; ++u) hn::StoreU(acc[g][u], df, o[g] + i + u * lanes);
+}
+
+// The value sums of heads [g0, g0 + G) for one block of positions, every vector of the head.
+template <int G, class DF, typename W>
+HWY_INLINE void accumulate_heads(DF df, const W* const* v, const float* const* a, size_t np,
+                                 size_t hd, float* const* o) {
+  const size_t lanes = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + 4 * lanes <= hd; i += 4 * lanes) accumulate_values<4, G>(df, v, a, np, i, o);
+  for (; i + lanes <= hd; i += lanes) accumulate_values<1, G>(df, v, a, np, i, o);
+  for (; i < hd; ++i)
+    for (int g = 0; g < G; ++g) {
+      float s = o[g][i];
+      for (size_t j = 0; j < np; ++j) s += a[g][j] * to_f32(v[j][i]);
+      o[g][i] = s;
+    }
+}
+
+// kHd: the head size when known at compile time (0: hd), so that the common sizes' dots and value
+// sums unroll with the query vectors kept in registers (the same operations in the same order).
+template <typename W, size_t kHd>
 void attend_impl(const float* q, size_t group, const KvRows& k_rows, const KvRows& v_rows,
-                 size_t n_ctx, size_t hd, float scale, float* scores, float* out) {
+                 size_t n_ctx, size_t hd_arg, float scale, float* scores, float* out) {
+  const size_t hd = kHd != 0 ? kHd : hd_arg;
   const hn::ScalableTag<float> df;
   const size_t lanes = hn::Lanes(df);
   // Scores, one vector of positions at a time: score = (sum of dot lanes + tail) * scale.
@@ -59,6 +97,7 @@ void attend_impl(const float* q, size_t group, const KvRows& k_rows, const KvRow
   HWY_ALIGN float sums[hn::MaxLanes(df)];
   HWY_ALIGN float tails[hn::MaxLanes(df)];
   for (; p + lanes <= n_ctx; p += lanes) {
+    prefetch_block(k_rows, p + lanes, std::min(n_ctx, p + 2 * lanes), hd * sizeof(W));
     for (size_t j = 0; j < lanes; ++j) k[j] = reinterpret_cast<const W*>(k_rows.row(p + j));
     for (size_t g = 0; g < group; ++g) {
       for (size_t j = 0; j < lanes; ++j) acc[j] = dot_lanes(k[j], q + g * hd, hd, tails[j]);
@@ -77,20 +116,32 @@ void attend_impl(const float* q, size_t group, const KvRows& k_rows, const KvRow
   const W* v[kPosBlock];
   for (size_t p0 = 0; p0 < n_ctx; p0 += kPosBlock) {
     const size_t np = std::min(kPosBlock, n_ctx - p0);
+    prefetch_block(v_rows, p0 + kPosBlock, std::min(n_ctx, p0 + 2 * kPosBlock), hd * sizeof(W));
     for (size_t j = 0; j < np; ++j) v[j] = reinterpret_cast<const W*>(v_rows.row(p0 + j));
-    for (size_t g = 0; g < group; ++g) {
-      const float* a = scores + g * n_ctx + p0;
-      float* o = out + g * hd;
-      size_t i = 0;
-      for (; i + 4 * lanes <= hd; i += 4 * lanes) accumulate_values<4>(df, v, a, np, i, o);
-      for (; i + lanes <= hd; i += lanes) accumulate_values<1>(df, v, a, np, i, o);
-      for (; i < hd; ++i) {
-        float s = o[i];
-        for (size_t j = 0; j < np; ++j) s += a[j] * to_f32(v[j][i]);
-        o[i] = s;
+    for (size_t g0 = 0; g0 < group; g0 += 4) {  // up to 4 heads at a time
+      const float* a[4];
+      float* o[4];
+      const size_t ng = std::min<size_t>(4, group - g0);
+      for (size_t g = 0; g < ng; ++g) {
+        a[g] = scores + (g0 + g) * n_ctx + p0;
+        o[g] = out + (g0 + g) * hd;
       }
+      if (ng == 4) accumulate_heads<4>(df, v, a, np, hd, o);
+      if (ng == 3) accumulate_heads<3>(df, v, a, np, hd, o);
+      if (ng == 2) accumulate_heads<2>(df, v, a, np, hd, o);
+      if (ng == 1) accumulate_heads<1>(df, v, a, np, hd, o);
     }
   }
+}
+
+// Qwen2.5 and Qwen3 heads are 64 or 128 wide.
+template <typename W>
+void attend_sized(const float* q, size_t group, const KvRows& k_rows, const KvRows& v_rows,
+                  size_t n_ctx, size_t hd, float scale, float* scores, float* out) {
+  if (hd == 64) return attend_impl<W, 64>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
+  if (hd == 128)
+    return attend_impl<W, 128>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
+  attend_impl<W, 0>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
 }
 
 void AttendGroup(const float* q, size_t group, const KvRows& k_rows, const KvRows& v_rows,
@@ -98,11 +149,11 @@ void AttendGroup(const float* q, size_t group, const KvRows& k_rows, const KvRow
                  float* out) {
   switch (cache_type) {
     case DType::F32:
-      return attend_impl<float>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
+      return attend_sized<float>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
     case DType::BF16:
-      return attend_impl<hwy::bfloat16_t>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
+      return attend_sized<hwy::bfloat16_t>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
     case DType::F16:
-      return attend_impl<hwy::float16_t>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
+      return attend_sized<hwy::float16_t>(q, group, k_rows, v_rows, n_ctx, hd, scale, scores, out);
     default:
       fail("attend_group: the KV cache type must be F32, F16 or BF16, got {}",
            dtype_name(cache_type));

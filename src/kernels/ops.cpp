@@ -49,12 +49,10 @@ void softmax_plain(std::span<float> x) {
     std::fill(x.begin(), x.end(), 0.0f);
     return;
   }
-  double sum = 0;
-  for (float& v : x) {
-    v = exp_f32(v - mx);
-    sum += v;
-  }
-  const auto inv = static_cast<float>(1.0 / sum);
+  for (float& v : x) v = exp_f32(v - mx);
+  double part[kSoftmaxParts] = {};  // element i adds into part[i % kSoftmaxParts], in order
+  for (std::size_t i = 0; i < x.size(); ++i) part[i % kSoftmaxParts] += x[i];
+  const auto inv = static_cast<float>(1.0 / softmax_sum_parts(part));
   for (float& v : x) v *= inv;
 }
 

@@ -26,10 +26,18 @@ void rope_angles(std::size_t pos, std::span<const double> inv_freq, double facto
 void rope_neox(float* x, std::size_t n_heads, std::size_t head_dim, const float* cos,
                const float* sin);
 
-// In place: x = exp(x - max) / sum, with exp_f32 (exp.h) and the sum in double, in order. -inf
-// entries get probability 0. softmax is vectorized (softmax.cpp), softmax_plain its reference.
+// In place: x = exp(x - max) / sum, with exp_f32 (exp.h) and the sum in double
+// (softmax_sum_parts). -inf entries get probability 0. softmax is vectorized (softmax.cpp),
+// softmax_plain its reference.
 void softmax(std::span<float> x);
 void softmax_plain(std::span<float> x);
+// The sum that normalizes softmax: double-precision partial sums, element i into part[i % 8] in
+// index order (vector lanes: one addition chain each instead of one for all), then added as a
+// tree. Both softmax and softmax_plain sum this way, so they agree bit for bit.
+constexpr std::size_t kSoftmaxParts = 8;
+inline double softmax_sum_parts(const double* part) {
+  return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
 
 // out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)), with exp_f32 (exp.h).
 // silu_mul is vectorized (silu.cpp), silu_mul_plain its reference.

@@ -1,6 +1,6 @@
 // softmax (ops.h) with the exponentials computed 4 or 8 at a time: exp_f32's steps (exp.h) on
 // double lanes, compiled per SIMD target and dispatched at run time. The bits are those of
-// softmax_plain (ops.cpp): the same exp, then the same sequential double-precision sum. Blocks
+// softmax_plain (ops.cpp): the same exp, then the same double-precision partial sums. Blocks
 // with an input outside the plain range (|x - max| >= 88, NaN) take exp_f32 element by element.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/softmax.cpp"
@@ -41,6 +41,31 @@ float max_element(const float* x, size_t n) {
   return mx;
 }
 
+// softmax_sum_parts over x: part j sums elements j, j + 8, j + 16, ... in order; a vector lane
+// holds one part (two vectors of 4 doubles on AVX2), so each lane's chain of adds is the plain
+// loop's part[j] chain.
+double sum_parts(const float* x, size_t n) {
+  double part[kSoftmaxParts] = {};
+  size_t i = 0;
+#if HWY_HAVE_FLOAT64
+  const hn::ScalableTag<double> dd;
+  const size_t lanes = hn::Lanes(dd);
+  if (lanes <= kSoftmaxParts && kSoftmaxParts % lanes == 0 && lanes >= 4) {
+    const hn::Rebind<float, decltype(dd)> df;
+    auto s0 = hn::Zero(dd), s1 = s0;
+    const bool two = lanes * 2 == kSoftmaxParts;
+    for (; i + kSoftmaxParts <= n; i += kSoftmaxParts) {
+      s0 = hn::Add(s0, hn::PromoteTo(dd, hn::LoadU(df, x + i)));
+      if (two) s1 = hn::Add(s1, hn::PromoteTo(dd, hn::LoadU(df, x + i + lanes)));
+    }
+    hn::StoreU(s0, dd, part);
+    if (two) hn::StoreU(s1, dd, part + lanes);
+  }
+#endif
+  for (; i < n; ++i) part[i % kSoftmaxParts] += x[i];
+  return softmax_sum_parts(part);
+}
+
 void Softmax(float* x, size_t n) {
   if (n == 0) return;
   const float mx = max_element(x, n);
@@ -65,9 +90,7 @@ void Softmax(float* x, size_t n) {
   }
 #endif
   for (; i < n; ++i) x[i] = exp_f32(x[i] - mx);
-  double sum = 0;
-  for (size_t j = 0; j < n; ++j) sum += x[j];
-  const auto inv = static_cast<float>(1.0 / sum);
+  const auto inv = static_cast<float>(1.0 / sum_parts(x, n));
   for (size_t j = 0; j < n; ++j) x[j] *= inv;
 }
 
