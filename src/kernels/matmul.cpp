@@ -131,8 +131,10 @@ void run_rows(const Job& j, const float* x, std::size_t t_count, std::size_t beg
     for (std::size_t t0 = 0; t0 < t_count; t0 += tt) {
       const std::size_t nt = std::min(tt, t_count - t0);
       tile(b0, nr, t0, nt, buf, tt);
-      for (std::size_t r = 0; r < nr; ++r)
-        for (std::size_t t = 0; t < nt; ++t) j.y[(t0 + t) * rows + b0 + r] = buf[r * tt + t];
+      for (std::size_t t = 0; t < nt; ++t) {  // each token's outputs: one run of y
+        float* yt = &j.y[(t0 + t) * rows + b0];
+        for (std::size_t r = 0; r < nr; ++r) yt[r] = buf[r * tt + t];
+      }
     }
   }
 }
