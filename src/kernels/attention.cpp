@@ -37,6 +37,17 @@ HWY_INLINE void prefetch_block(const KvRows& rows, size_t p0, size_t p1, size_t 
     for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(r + b);
 }
 
+// out[j] = rows.row(p + j) for j < n, one division per block of the cache rather than per row.
+template <typename W>
+HWY_INLINE void row_pointers(const KvRows& rows, size_t p, size_t n, const W** out) {
+  for (size_t j = 0; j < n;) {
+    const auto* r = rows.row(p + j);
+    const size_t left_in_block = rows.block_rows - (p + j) % rows.block_rows;
+    for (const size_t stop = std::min(n, j + left_in_block); j < stop; ++j, r += rows.row_bytes)
+      out[j] = reinterpret_cast<const W*>(r);
+  }
+}
+
 // For each of G heads g: o[g][i, i + V vectors) += sum_j a[g][j] * v_j[same] over np rows, in
 // order of j. The G * V sums are independent chains of adds, interleaved so that the adds' latency
 // overlaps (one head's 4 chains waited on it), and each value vector is loaded once for G heads.
@@ -98,7 +109,7 @@ void attend_impl(const float* q, size_t group, const KvRows& k_rows, const KvRow
   HWY_ALIGN float tails[hn::MaxLanes(df)];
   for (; p + lanes <= n_ctx; p += lanes) {
     prefetch_block(k_rows, p + lanes, std::min(n_ctx, p + 2 * lanes), hd * sizeof(W));
-    for (size_t j = 0; j < lanes; ++j) k[j] = reinterpret_cast<const W*>(k_rows.row(p + j));
+    row_pointers(k_rows, p, lanes, k);
     for (size_t g = 0; g < group; ++g) {
       for (size_t j = 0; j < lanes; ++j) acc[j] = dot_lanes(k[j], q + g * hd, hd, tails[j]);
       sum_lanes_of_each(df, acc, sums);
@@ -117,7 +128,7 @@ void attend_impl(const float* q, size_t group, const KvRows& k_rows, const KvRow
   for (size_t p0 = 0; p0 < n_ctx; p0 += kPosBlock) {
     const size_t np = std::min(kPosBlock, n_ctx - p0);
     prefetch_block(v_rows, p0 + kPosBlock, std::min(n_ctx, p0 + 2 * kPosBlock), hd * sizeof(W));
-    for (size_t j = 0; j < np; ++j) v[j] = reinterpret_cast<const W*>(v_rows.row(p0 + j));
+    row_pointers(v_rows, p0, np, v);
     for (size_t g0 = 0; g0 < group; g0 += 4) {  // up to 4 heads at a time
       const float* a[4];
       float* o[4];
