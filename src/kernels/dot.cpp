@@ -73,6 +73,11 @@ HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float*
       sum_lanes_of_each(df, list + done, sums + done);
   }
   for (int j = done; j < R * T; ++j) sums[j] = hn::GetLane(hn::SumOfLanes(df, acc[j / T][j % T]));
+  if (i == n) {  // no elements past the last whole vector (every matrix of the model)
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t) out[r * out_stride + t] = sums[r * T + t] + 0.0f;
+    return;
+  }
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
       float tail = 0.0f;
