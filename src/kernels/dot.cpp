@@ -25,7 +25,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 // loads (each weight vector is widened once for T tokens, each x vector loaded once for R rows).
 template <int R, int T, typename W>
 HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float* HWY_RESTRICT x,
-                          size_t x_stride, size_t n, float* HWY_RESTRICT out, size_t out_stride) {
+                          size_t x_stride, size_t n, float* HWY_RESTRICT out, size_t out_stride,
+                          size_t tok_stride) {
   static_assert(R >= 1 && R <= 4 && T >= 1 && T <= 6);
   const hn::ScalableTag<float> df;
   using V = hn::Vec<decltype(df)>;
@@ -75,14 +76,14 @@ HWY_INLINE void tile_impl(const W* HWY_RESTRICT w, size_t w_stride, const float*
   for (int j = done; j < R * T; ++j) sums[j] = hn::GetLane(hn::SumOfLanes(df, acc[j / T][j % T]));
   if (i == n) {  // no elements past the last whole vector (every matrix of the model)
     for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) out[r * out_stride + t] = sums[r * T + t] + 0.0f;
+      for (int t = 0; t < T; ++t) out[r * out_stride + t * tok_stride] = sums[r * T + t] + 0.0f;
     return;
   }
   for (int r = 0; r < R; ++r) {
     for (int t = 0; t < T; ++t) {
       float tail = 0.0f;
       for (size_t j = i; j < n; ++j) tail += to_f32(w[r * w_stride + j]) * x[t * x_stride + j];
-      out[r * out_stride + t] = sums[r * T + t] + tail;
+      out[r * out_stride + t * tok_stride] = sums[r * T + t] + tail;
     }
   }
 }
@@ -96,11 +97,11 @@ constexpr int kTileT = 6;
 constexpr int kTileT = 2;
 #endif
 
-using TileFn = void (*)(const void*, size_t, const float*, size_t, size_t, float*, size_t);
+using TileFn = void (*)(const void*, size_t, const float*, size_t, size_t, float*, size_t, size_t);
 template <int R, int T, typename W>
 void tile_fn(const void* w, size_t w_stride, const float* x, size_t x_stride, size_t n, float* out,
-             size_t out_stride) {
-  tile_impl<R, T>(static_cast<const W*>(w), w_stride, x, x_stride, n, out, out_stride);
+             size_t out_stride, size_t tok_stride) {
+  tile_impl<R, T>(static_cast<const W*>(w), w_stride, x, x_stride, n, out, out_stride, tok_stride);
 }
 template <typename W>
 constexpr TileFn kTiles[4][6] = {
@@ -116,7 +117,7 @@ constexpr TileFn kTiles[4][6] = {
 
 template <typename W>
 void tile_dispatch(const W* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
-                   size_t n, float* out, size_t out_stride) {
+                   size_t n, float* out, size_t out_stride, size_t tok_stride) {
   if (toks == 1) {
     // Decode streams the matrix once, one row after another: a single sequential stream per
     // thread, which the hardware prefetchers follow on their own. 4 rows side by side (4 short
@@ -125,7 +126,7 @@ void tile_dispatch(const W* w, size_t w_stride, int rows, const float* x, size_t
     // prefetching, 17-21).
     for (int r = 0; r < rows; ++r)
       kTiles<W>[0][0](w + static_cast<size_t>(r) * w_stride, w_stride, x, x_stride, n,
-                      out + static_cast<size_t>(r) * out_stride, out_stride);
+                      out + static_cast<size_t>(r) * out_stride, out_stride, tok_stride);
     return;
   }
   for (int r0 = 0; r0 < rows; r0 += 4) {
@@ -134,25 +135,26 @@ void tile_dispatch(const W* w, size_t w_stride, int rows, const float* x, size_t
     for (int t0 = 0; t0 < toks; t0 += kTileT) {
       const int nt = toks - t0 < kTileT ? toks - t0 : kTileT;
       kTiles<W>[nr - 1][nt - 1](wr, w_stride, x + static_cast<size_t>(t0) * x_stride, x_stride, n,
-                                out + static_cast<size_t>(r0) * out_stride + t0, out_stride);
+                                out + static_cast<size_t>(r0) * out_stride + t0 * tok_stride,
+                                out_stride, tok_stride);
     }
   }
 }
 
 void TileF32(const void* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
-             size_t n, float* out, size_t out_stride) {
-  tile_dispatch(static_cast<const float*>(w), w_stride, rows, x, x_stride, toks, n, out,
-                out_stride);
+             size_t n, float* out, size_t out_stride, size_t tok_stride) {
+  tile_dispatch(static_cast<const float*>(w), w_stride, rows, x, x_stride, toks, n, out, out_stride,
+                tok_stride);
 }
 void TileBF16(const void* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
-              size_t n, float* out, size_t out_stride) {
+              size_t n, float* out, size_t out_stride, size_t tok_stride) {
   tile_dispatch(static_cast<const hwy::bfloat16_t*>(w), w_stride, rows, x, x_stride, toks, n, out,
-                out_stride);
+                out_stride, tok_stride);
 }
 void TileF16(const void* w, size_t w_stride, int rows, const float* x, size_t x_stride, int toks,
-             size_t n, float* out, size_t out_stride) {
+             size_t n, float* out, size_t out_stride, size_t tok_stride) {
   tile_dispatch(static_cast<const hwy::float16_t*>(w), w_stride, rows, x, x_stride, toks, n, out,
-                out_stride);
+                out_stride, tok_stride);
 }
 
 float DotF32(const float* w, const float* x, size_t n) {
@@ -201,15 +203,19 @@ float dot_f16(const std::uint16_t* w, const float* x, std::size_t n) {
 }
 
 void dot_tile(DType type, const std::uint8_t* w, std::size_t w_stride, int n_rows, const float* x,
-              std::size_t x_stride, int n_tok, std::size_t n, float* out, std::size_t out_stride) {
+              std::size_t x_stride, int n_tok, std::size_t n, float* out, std::size_t out_stride,
+              std::size_t tok_stride) {
   const std::size_t ws = w_stride / dtype_size(type);  // in elements
   switch (type) {
     case DType::F32:
-      return HWY_DYNAMIC_DISPATCH(TileF32)(w, ws, n_rows, x, x_stride, n_tok, n, out, out_stride);
+      return HWY_DYNAMIC_DISPATCH(TileF32)(w, ws, n_rows, x, x_stride, n_tok, n, out, out_stride,
+                                           tok_stride);
     case DType::BF16:
-      return HWY_DYNAMIC_DISPATCH(TileBF16)(w, ws, n_rows, x, x_stride, n_tok, n, out, out_stride);
+      return HWY_DYNAMIC_DISPATCH(TileBF16)(w, ws, n_rows, x, x_stride, n_tok, n, out, out_stride,
+                                            tok_stride);
     case DType::F16:
-      return HWY_DYNAMIC_DISPATCH(TileF16)(w, ws, n_rows, x, x_stride, n_tok, n, out, out_stride);
+      return HWY_DYNAMIC_DISPATCH(TileF16)(w, ws, n_rows, x, x_stride, n_tok, n, out, out_stride,
+                                           tok_stride);
     default:
       fail("dot_tile: {} is not a float type", dtype_name(type));
   }

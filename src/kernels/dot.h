@@ -15,12 +15,13 @@ float dot_f32(const float* w, const float* x, std::size_t n);
 float dot_bf16(const std::uint16_t* w, const float* x, std::size_t n);
 float dot_f16(const std::uint16_t* w, const float* x, std::size_t n);
 
-// Tile form for matrix products with float weights (F32, BF16, F16): out[r * out_stride + t] =
-// dot(w row r, x row t) for r < n_rows, t < n_tok; w rows are w_stride bytes apart, x rows
-// x_stride floats apart. One accumulator per (row, token) pair, so every output has the same
-// bits whatever the tile shape (prefill, decode and batching agree).
+// Tile form for matrix products with float weights (F32, BF16, F16): out[r * out_stride + t *
+// tok_stride] = dot(w row r, x row t) for r < n_rows, t < n_tok; w rows are w_stride bytes apart,
+// x rows x_stride floats apart. One accumulator per (row, token) pair, so every output has the
+// same bits whatever the tile shape (prefill, decode and batching agree).
 void dot_tile(DType type, const std::uint8_t* w, std::size_t w_stride, int n_rows, const float* x,
-              std::size_t x_stride, int n_tok, std::size_t n, float* out, std::size_t out_stride);
+              std::size_t x_stride, int n_tok, std::size_t n, float* out, std::size_t out_stride,
+              std::size_t tok_stride = 1);
 
 // Scalar references: a double-precision sum of exact float products, the "true" value.
 double dot_f32_ref(const float* w, const float* x, std::size_t n);

@@ -124,12 +124,18 @@ void run_rows(const Job& j, const float* x, std::size_t t_count, std::size_t beg
     tile(begin, end - begin, 0, 1, &j.y[begin], 1);
     return;
   }
-  const std::size_t tt = j.quantized || j.bf16_act ? kQuantTileTokens : kTileTokens;
+  const bool in_place = !j.quantized && !j.bf16_act;  // float tiles write y with a token stride
+  const std::size_t tt = in_place ? kTileTokens : kQuantTileTokens;
   float buf[kBlockRows * kQuantTileTokens];
   for (std::size_t b0 = begin; b0 < end; b0 += kBlockRows) {
     const std::size_t nr = std::min(end - b0, kBlockRows);
     for (std::size_t t0 = 0; t0 < t_count; t0 += tt) {
       const std::size_t nt = std::min(tt, t_count - t0);
+      if (in_place) {
+        dot_tile(w.dtype, w.data + b0 * w_stride, w_stride, static_cast<int>(nr), &x[t0 * cols],
+                 cols, static_cast<int>(nt), cols, &j.y[t0 * rows + b0], 1, rows);
+        continue;
+      }
       tile(b0, nr, t0, nt, buf, tt);
       for (std::size_t t = 0; t < nt; ++t) {  // each token's outputs: one run of y
         float* yt = &j.y[(t0 + t) * rows + b0];
