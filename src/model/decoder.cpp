@@ -44,6 +44,28 @@ void add_into(std::span<float> x, std::span<const float> y, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) x[i] += y[i];
 }
 
+// Prefill's element-wise steps over the pool (each row or element is computed alone, so any split
+// gives the same bits): on the calling thread alone, a chunk's norms and SiLU kept the other
+// threads waiting (128-token prefill 3-5% faster without that). Decode's single row stays serial.
+constexpr std::size_t kParallelRows = 4;
+void rmsnorm_rows(ThreadPool& pool, const float* x, const float* w, std::size_t T, std::size_t H,
+                  float eps, float* out) {
+  const auto rows = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t t = begin; t < end; ++t) k::rmsnorm(&x[t * H], w, H, eps, &out[t * H]);
+  };
+  if (T < kParallelRows) return rows(0, T);
+  pool.parallel_for(T, rows);
+}
+void silu_mul_rows(ThreadPool& pool, float* gate, const float* up, std::size_t T, std::size_t ff) {
+  if (T < kParallelRows) return k::silu_mul(gate, up, T * ff, gate);
+  pool.parallel_for(
+      T * ff,
+      [&](std::size_t begin, std::size_t end) {
+        k::silu_mul(gate + begin, up + begin, end - begin, gate + begin);
+      },
+      64);
+}
+
 // Attention for every (row, kv head) pair of the chunk over its sequence's cache, which already
 // holds the chunk's own keys and values. A row at position p sees positions [0, p].
 void attention(const ModelConfig& c, std::span<const SequenceInput> batch,
@@ -122,8 +144,7 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
   if (checks.nonfinite) check_finite(a.x, H, batch, segs, "the token embedding", -1);
   for (std::size_t l = 0; l < w.layers.size(); ++l) {
     const LayerWeights& L = w.layers[l];
-    for (std::size_t t = 0; t < T; ++t)
-      k::rmsnorm(&a.x[t * H], L.attn_norm.data(), H, eps, &a.xn[t * H]);
+    rmsnorm_rows(pool, a.x.data(), L.attn_norm.data(), T, H, eps, a.xn.data());
     arch.attention_input(c, L, T, a, pool);
     const auto li = static_cast<std::int64_t>(l);
     const auto check = [&](std::span<const float> buf, std::size_t width, const char* step) {
@@ -152,13 +173,12 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
     add_into(a.x, a.proj, T * H);
     check(a.x, H, "residual after attention");
 
-    for (std::size_t t = 0; t < T; ++t)
-      k::rmsnorm(&a.x[t * H], L.mlp_norm.data(), H, eps, &a.xn[t * H]);
+    rmsnorm_rows(pool, a.x.data(), L.mlp_norm.data(), T, H, eps, a.xn.data());
     const k::MatmulProduct gate_up[] = {{&L.w_gate, a.gate}, {&L.w_up, a.up}};
     k::matmul_set(gate_up, a.xn, nt, pool, a.matmul);
     check(a.gate, ff, "gate_proj");
     check(a.up, ff, "up_proj");
-    k::silu_mul(a.gate.data(), a.up.data(), T * ff, a.gate.data());
+    silu_mul_rows(pool, a.gate.data(), a.up.data(), T, ff);
     check(a.gate, ff, "silu(gate) * up");
     k::matmul(L.w_down, a.gate, nt, a.proj, pool, a.matmul);
     check(a.proj, H, "down_proj");
