@@ -50,10 +50,10 @@ double sum_parts(const float* x, size_t n) {
 #if HWY_HAVE_FLOAT64
   const hn::ScalableTag<double> dd;
   const size_t lanes = hn::Lanes(dd);
-  if (lanes <= kSoftmaxParts && kSoftmaxParts % lanes == 0 && lanes >= 4) {
+  const bool two = 2 * lanes == kSoftmaxParts;  // AVX2: parts 0-3 in s0, 4-7 in s1
+  if (lanes == kSoftmaxParts || two) {
     const hn::Rebind<float, decltype(dd)> df;
     auto s0 = hn::Zero(dd), s1 = s0;
-    const bool two = lanes * 2 == kSoftmaxParts;
     for (; i + kSoftmaxParts <= n; i += kSoftmaxParts) {
       s0 = hn::Add(s0, hn::PromoteTo(dd, hn::LoadU(df, x + i)));
       if (two) s1 = hn::Add(s1, hn::PromoteTo(dd, hn::LoadU(df, x + i + lanes)));
