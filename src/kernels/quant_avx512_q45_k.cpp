@@ -26,6 +26,7 @@ namespace {
 // lane [h, u0, u1, u2] (h = d | dmin << 16): k_scales_mins' formula on every lane at once, in place
 // of 8 scalar decodes and two 8-row gathers (a third of the one-token Q4_K kernel's instructions).
 struct Headers8 {
+  __m512i sm4[2];  // rows 0-3 and 4-7, one per 128-bit lane
   __m128i sm[8];
   __m256 d, dmin;
 };
@@ -49,6 +50,7 @@ LS_AVX512VNNI inline Headers8 headers8(const std::uint8_t* w0, std::size_t w_str
     const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srlv_epi32(a, shift), k4),
                                        _mm512_and_si512(_mm512_srli_epi32(b, 2), k30));
     const __m512i sm = _mm512_mask_blend_epi32(0xAAAA, _mm512_and_si512(a, k6), hi);
+    out.sm4[half] = sm;
     out.sm[4 * half] = _mm512_castsi512_si128(sm);
     out.sm[4 * half + 1] = _mm512_extracti32x4_epi32(sm, 1);
     out.sm[4 * half + 2] = _mm512_extracti32x4_epi32(sm, 2);
@@ -60,6 +62,47 @@ LS_AVX512VNNI inline Headers8 headers8(const std::uint8_t* w0, std::size_t w_str
   out.d = _mm256_cvtph_ps(_mm256_cvtepi32_epi16(h));
   out.dmin = _mm256_cvtph_ps(_mm256_cvtepi32_epi16(_mm256_srli_epi32(h, 16)));
   return out;
+}
+
+// Lane r of the result = the sum of the 16 int32 lanes of v[r], for 8 rows: halves of rows r and
+// r + 4 side by side and added, then quarters, then the two rows of each 128-bit lane (exact
+// integers: any order gives the same sums).
+LS_AVX512VNNI inline __m256i hsum8x16_i32(const __m512i* v) {
+  __m512i u[4];
+  for (int k = 0; k < 4; ++k)  // [r = k: 2 quarters | r = k + 4: 2 quarters]
+    u[k] = _mm512_add_epi32(_mm512_shuffle_i64x2(v[k], v[k + 4], 0x44),
+                            _mm512_shuffle_i64x2(v[k], v[k + 4], 0xEE));
+  // [r0 | r4 | r2 | r6] and [r1 | r5 | r3 | r7], 4 partial sums each
+  const __m512i w0 = _mm512_add_epi32(_mm512_shuffle_i64x2(u[0], u[2], 0x88),
+                                      _mm512_shuffle_i64x2(u[0], u[2], 0xDD));
+  const __m512i w1 = _mm512_add_epi32(_mm512_shuffle_i64x2(u[1], u[3], 0x88),
+                                      _mm512_shuffle_i64x2(u[1], u[3], 0xDD));
+  // Lane of (ra, rb): [ra, rb, ra, rb] partial pairs, then whole sums in dwords 0 and 1.
+  __m512i x = _mm512_add_epi32(_mm512_unpacklo_epi32(w0, w1), _mm512_unpackhi_epi32(w0, w1));
+  x = _mm512_add_epi32(x, _mm512_shuffle_epi32(x, static_cast<_MM_PERM_ENUM>(0x4E)));
+  const __m512i order = _mm512_setr_epi32(0, 1, 8, 9, 4, 5, 12, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, x));
+}
+
+// Lane r = sum_j min_j(row r) * (bsums[2j] + bsums[2j + 1]) for the 8 rows of head and one
+// activation block's 16 bsums: the integer the file-layout kernels get from madd(bsums, mins)
+// and an 8-lane sum per row.
+LS_AVX512VNNI inline __m256i min_sums8(const Headers8& head, const std::uint8_t* bsums) {
+  // bsums[2j] + bsums[2j + 1] as int16 (|sum| <= 4096), in every 128-bit lane.
+  const __m256i pairs = _mm256_madd_epi16(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)), _mm256_set1_epi16(1));
+  const __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(pairs),
+                                      _mm256_extracti128_si256(pairs, 1));
+  const __m512i bp = _mm512_broadcast_i32x4(p16);
+  __m512i s[2];
+  for (int half = 0; half < 2; ++half) {  // each lane: its row's mins (bytes 8-15) as int16
+    const __m512i mins = _mm512_unpackhi_epi8(head.sm4[half], _mm512_setzero_si512());
+    __m512i p = _mm512_madd_epi16(mins, bp);
+    p = _mm512_add_epi32(p, _mm512_shuffle_epi32(p, static_cast<_MM_PERM_ENUM>(0x4E)));
+    s[half] = _mm512_add_epi32(p, _mm512_shuffle_epi32(p, static_cast<_MM_PERM_ENUM>(0xB1)));
+  }
+  const __m512i first = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_castsi512_si256(_mm512_permutex2var_epi32(s[0], first, s[1]));
 }
 
 // Row r's block b at w + b * block_step + r * w_stride: the file's rows (block_step = the block's
@@ -83,13 +126,11 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
   for (int t = 0; t < T; ++t) a[t] = m[t] = _mm256_setzero_ps();
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint8_t* w0 = w + b * block_step;
-    __m256i isum[T][8], msum[T][8];
+    __m512i isum[T][8];
     const Headers8 head = headers8(w0, w_stride);
     for (int r = 0; r < 8; ++r) {
       const std::uint8_t* wb = w0 + r * w_stride;
-      const __m128i sm = head.sm[r];
-      const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm));
-      const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));  // m0 m0 m1 m1 ..
+      const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(head.sm[r]));
       __m512i acc[T], qh;
       if constexpr (kQ5)  // the 32 high-bit bytes in both halves, for the four groups
         qh = _mm512_broadcast_i64x4(
@@ -115,15 +156,20 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
         }
       }
 #pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        isum[t][r] =
-            _mm256_add_epi32(_mm512_castsi512_si256(acc[t]), _mm512_extracti64x4_epi64(acc[t], 1));
-        const __m256i bs = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256));
-        msum[t][r] = _mm256_madd_epi16(bs, mins);
-      }
+      for (int t = 0; t < T; ++t) isum[t][r] = acc[t];
     }
-    k_rows8_scale<T>(head.d, head.dmin, xrows, b, isum, msum, a, m);
+    // k_rows8_block's float part, lane r = row r: the same operations on the same integers.
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const std::uint8_t* xb = xrows[t] + b * sizeof(BlockQ8_K);
+      float dx;
+      std::memcpy(&dx, xb, 4);
+      const __m256 vdx = _mm256_set1_ps(dx);
+      a[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8x16_i32(isum[t])), _mm256_mul_ps(vdx, head.d),
+                             a[t]);
+      m[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(min_sums8(head, xb + 4 + 256)),
+                             _mm256_mul_ps(vdx, head.dmin), m[t]);
+    }
   }
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) store_rows8(_mm256_sub_ps(a[t], m[t]), out + t, out_stride);

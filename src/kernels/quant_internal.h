@@ -235,11 +235,13 @@ LS_AVX2 inline void store_rows8(__m256 v, float* out, std::size_t out_stride) {
 // row, rows w_stride apart) and T tokens: lane r of a[t] / m[t] is row r's running sum, updated
 // with tile_q4_k's fma per block from the rows' exact sums isum[t][r] and msum[t][r] (8 int32
 // partials each).
-// k_rows8_block with the 8 rows' d and dmin already as floats (dw, dminw).
 template <int T>
-LS_AVX2 inline void k_rows8_scale(__m256 dw, __m256 dminw, const std::uint8_t* const* xrows,
-                                  std::size_t b, const __m256i (*isum)[8],
-                                  const __m256i (*msum)[8], __m256* a, __m256* m) {
+LS_AVX2 inline void k_rows8_block(const std::uint8_t* w0, std::size_t w_stride,
+                                  const std::uint8_t* const* xrows, std::size_t b,
+                                  const __m256i (*isum)[8], const __m256i (*msum)[8], __m256* a,
+                                  __m256* m) {
+  const __m256 dw = gather_f16x8(w0, w_stride, offsetof(BlockQ4_K, d));
+  const __m256 dminw = gather_f16x8(w0, w_stride, offsetof(BlockQ4_K, dmin));
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) {
     float dx;
@@ -248,15 +250,6 @@ LS_AVX2 inline void k_rows8_scale(__m256 dw, __m256 dminw, const std::uint8_t* c
     a[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8_i32(isum[t])), _mm256_mul_ps(vdx, dw), a[t]);
     m[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8_i32(msum[t])), _mm256_mul_ps(vdx, dminw), m[t]);
   }
-}
-template <int T>
-LS_AVX2 inline void k_rows8_block(const std::uint8_t* w0, std::size_t w_stride,
-                                  const std::uint8_t* const* xrows, std::size_t b,
-                                  const __m256i (*isum)[8], const __m256i (*msum)[8], __m256* a,
-                                  __m256* m) {
-  k_rows8_scale<T>(gather_f16x8(w0, w_stride, offsetof(BlockQ4_K, d)),
-                   gather_f16x8(w0, w_stride, offsetof(BlockQ4_K, dmin)), xrows, b, isum, msum, a,
-                   m);
 }
 
 // Runs a row-group tile over the whole groups of 8 rows of [0, n_rows) for n_tok activation rows,
