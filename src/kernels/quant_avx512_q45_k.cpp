@@ -91,8 +91,8 @@ LS_AVX512VNNI inline __m256i min_sums8(const Headers8& head, const std::uint8_t*
   // bsums[2j] + bsums[2j + 1] as int16 (|sum| <= 4096), in every 128-bit lane.
   const __m256i pairs = _mm256_madd_epi16(
       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)), _mm256_set1_epi16(1));
-  const __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(pairs),
-                                      _mm256_extracti128_si256(pairs, 1));
+  const __m128i p16 =
+      _mm_packs_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
   const __m512i bp = _mm512_broadcast_i32x4(p16);
   __m512i s[2];
   for (int half = 0; half < 2; ++half) {  // each lane: its row's mins (bytes 8-15) as int16
