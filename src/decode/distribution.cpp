@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "kernels/ops.h"
 
 namespace ls::decode {
 
@@ -123,20 +124,17 @@ void require_finite_logits(std::span<const float> logits, std::size_t position,
 
 namespace {
 
-// ids_by_score_desc with limit 1 (greedy decoding and `bench` ask for it once per token): one
-// pass instead of listing and partially sorting the whole vocabulary. NaN counts as -inf and the
-// lower id wins ties, as in the sort.
+// ids_by_score_desc with limit 1 (greedy decoding and `bench` ask for it once per token): the
+// largest score that is not NaN, then the first id holding it (two vector passes, kernels/ops.h),
+// so the lower id wins ties as in the sort. When every score is NaN or -inf, the sort's first is
+// id 0, or none with finite_only.
 std::vector<std::int32_t> best_id(std::span<const float> scores, bool finite_only) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  std::int64_t best = -1;
-  float best_key = kNegInf;
-  for (std::size_t i = 0; i < scores.size(); ++i) {
-    if (finite_only && !(scores[i] > kNegInf)) continue;
-    const float key = std::isnan(scores[i]) ? kNegInf : scores[i];
-    if (best < 0 || key > best_key) best = static_cast<std::int64_t>(i), best_key = key;
+  const float best = kernels::max_not_nan(scores.data(), scores.size());
+  if (best == -std::numeric_limits<float>::infinity()) {
+    if (finite_only || scores.empty()) return {};
+    return {0};
   }
-  if (best < 0) return {};
-  return {static_cast<std::int32_t>(best)};
+  return {static_cast<std::int32_t>(kernels::first_equal(scores.data(), scores.size(), best))};
 }
 
 }  // namespace

@@ -44,6 +44,12 @@ inline double softmax_sum_parts(const double* part) {
 void silu_mul(const float* gate, const float* up, std::size_t n, float* out);
 void silu_mul_plain(const float* gate, const float* up, std::size_t n, float* out);
 
+// Greedy decoding's argmax in two vector passes (argmax.cpp): max_not_nan = the largest of
+// x[0, n) that is not NaN (-inf when there is none), first_equal = the first i with x[i] == v
+// (n when there is none; -0 equals +0).
+float max_not_nan(const float* x, std::size_t n);
+std::size_t first_equal(const float* x, std::size_t n, float v);
+
 // The rows of one layer's keys (or values) of a KV cache kept in blocks of positions: row p
 // starts at blocks[p / block_rows] + offset + (p % block_rows) * row_bytes. A contiguous cache is
 // one block of n_ctx rows.

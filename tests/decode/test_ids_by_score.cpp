@@ -17,10 +17,11 @@ TEST(IdsByScore, LimitOneIsTheFirstOfTheFullOrder) {
   const float kNaN = std::numeric_limits<float>::quiet_NaN();
   std::mt19937 rng(7);
   // Few distinct values so that ties are common; NaN and both infinities mixed in.
-  const float values[] = {-kInf, kNaN, -1.5f, 0.0f, 0.25f, 3.0f, kInf};
-  std::uniform_int_distribution<int> pick(0, 6), len(0, 9);
+  const float values[] = {-kInf, kNaN, -1.5f, -0.0f, 0.0f, 0.25f, 3.0f, kInf};
+  // Short inputs, and longer ones whose best lies past the vector passes' first widths.
+  std::uniform_int_distribution<int> pick(0, 7), len(0, 9), long_len(10, 80);
   for (int trial = 0; trial < 2000; ++trial) {
-    std::vector<float> s(static_cast<std::size_t>(len(rng)));
+    std::vector<float> s(static_cast<std::size_t>(trial % 2 == 0 ? len(rng) : long_len(rng)));
     const int top = pick(rng);  // values above this index are left out, so some inputs have none
     for (float& v : s) v = values[std::min(pick(rng), top)];
     for (bool finite_only : {false, true}) {

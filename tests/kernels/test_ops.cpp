@@ -182,3 +182,38 @@ TEST(Ops, AttendGroupEqualsPlainLoopsBitForBit) {
 }
 
 }  // namespace
+
+// The argmax passes against plain loops: lengths around the vector widths and Qwen's vocabulary,
+// with NaN, both infinities and both zeros mixed in (ties common), and the maximum anywhere.
+TEST(Ops, MaxNotNanAndFirstEqualMatchPlainLoops) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const float kNaN = std::numeric_limits<float>::quiet_NaN();
+  const float specials[] = {kNaN, -kInf, kInf, 0.0f, -0.0f, 1.5f, -2.0f};
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> pick(0, 6), coin(0, 9);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  const std::size_t lengths[] = {0, 1, 3, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 151936};
+  for (int trial = 0; trial < 40; ++trial)
+    for (std::size_t n : lengths) {
+      if (n > 1000 && trial % 10 != 0) continue;
+      const int mode = trial % 4;  // normal, few distinct specials, all NaN / -inf, one +inf
+      std::vector<float> x(n);
+      for (float& v : x) {
+        if (mode == 0) v = coin(rng) == 0 ? specials[pick(rng)] : nd(rng);
+        if (mode == 1) v = specials[pick(rng)];
+        if (mode == 2) v = coin(rng) < 5 ? kNaN : -kInf;
+        if (mode == 3) v = nd(rng);
+      }
+      if (mode == 3 && n > 0) x[static_cast<std::size_t>(trial * 7919) % n] = kInf;
+      float want = -kInf;
+      for (float v : x)
+        if (v > want) want = v;
+      const float got = ls::kernels::max_not_nan(x.data(), n);
+      ASSERT_EQ(got, want) << "n " << n << " trial " << trial;  // (a zero may be -0 or +0)
+      for (float v : {want, 1.5f, kInf, -kInf}) {
+        std::size_t first = 0;
+        while (first < n && !(x[first] == v)) ++first;
+        ASSERT_EQ(ls::kernels::first_equal(x.data(), n, v), first) << "n " << n << " v " << v;
+      }
+    }
+}

@@ -1,0 +1,71 @@
+// Greedy decoding's argmax in two vector passes (ops.h): the largest score that is not NaN, then
+// the first index holding it. Each lane keeps its own maximum (a NaN never compares greater, so it
+// is skipped); the maximum of the lanes is the same value whatever the order, so both passes give
+// the plain loops' answers exactly. One branchy loop over Qwen's 151,936 scores took 60-130 us a
+// token on a Zen 5, 1-2% of a decode step.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/argmax.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <limits>
+
+#include "kernels/ops.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ls::kernels::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+float MaxNotNan(const float* x, size_t n) {
+  const hn::ScalableTag<float> df;
+  const size_t lanes = hn::Lanes(df);
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  auto m0 = hn::Set(df, kNegInf), m1 = m0;  // two chains: the compare's latency overlaps
+  size_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto a = hn::LoadU(df, x + i), b = hn::LoadU(df, x + i + lanes);
+    m0 = hn::IfThenElse(hn::Gt(a, m0), a, m0);
+    m1 = hn::IfThenElse(hn::Gt(b, m1), b, m1);
+  }
+  m0 = hn::IfThenElse(hn::Gt(m1, m0), m1, m0);
+  HWY_ALIGN float l[hn::MaxLanes(df)];
+  hn::Store(m0, df, l);
+  float best = kNegInf;
+  for (size_t j = 0; j < lanes; ++j) best = l[j] > best ? l[j] : best;
+  for (; i < n; ++i) best = x[i] > best ? x[i] : best;
+  return best;
+}
+
+size_t FirstEqual(const float* x, size_t n, float v) {
+  const hn::ScalableTag<float> df;
+  const size_t lanes = hn::Lanes(df);
+  const auto vv = hn::Set(df, v);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const intptr_t k = hn::FindFirstTrue(df, hn::Eq(hn::LoadU(df, x + i), vv));
+    if (k >= 0) return i + static_cast<size_t>(k);
+  }
+  for (; i < n; ++i)
+    if (x[i] == v) return i;
+  return n;
+}
+
+}  // namespace ls::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ls::kernels {
+
+HWY_EXPORT(MaxNotNan);
+HWY_EXPORT(FirstEqual);
+
+float max_not_nan(const float* x, std::size_t n) {
+  return HWY_DYNAMIC_DISPATCH(MaxNotNan)(x, n);
+}
+
+std::size_t first_equal(const float* x, std::size_t n, float v) {
+  return HWY_DYNAMIC_DISPATCH(FirstEqual)(x, n, v);
+}
+
+}  // namespace ls::kernels
+#endif  // HWY_ONCE
