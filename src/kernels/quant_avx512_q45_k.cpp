@@ -5,9 +5,10 @@
 // register holds 64 consecutive levels, matching 64 consecutive activation bytes (Q5_K: plus 16
 // where bit 2g, or 2g + 1, of the qh bytes is set: one byte test and one masked add): one maddubs
 // and one vpdpwssd (madd with the two sub-blocks' scales and the add in one) per token and 64
-// weights, half the instructions of the AVX2 tile. The exact integer sums then go through the same
-// transposing reduction and lane-wise float part as tile_q4_k_rows8 (quant_avx2.cpp; Q5_K has
-// Q4_K's accumulation model), so the bits are the scalar path's (quant_tests).
+// weights, half the instructions of the AVX2 tile. The 8 rows' block headers are decoded together
+// (headers8) and their exact integer sums reduced together (hsum8x16_i32, min_sums8); the sums
+// then take the same lane-wise float part as tile_q4_k_rows8 (quant_avx2.cpp; Q5_K has Q4_K's
+// accumulation model), so the bits are the scalar path's (quant_tests).
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
