@@ -13,6 +13,7 @@
 
 #include "kernels/exp-inl.h"
 #include "kernels/exp.h"
+#include "kernels/max-inl.h"
 #include "kernels/ops.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -20,25 +21,10 @@ namespace ls::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // *std::max_element(x, x + n), NaN rule included: the first element if it is NaN, else the
-// largest of the others, NaN skipped (v > m is false for a NaN v). Lanes keep a running max each.
+// largest of the others, NaN skipped.
 float max_element(const float* x, size_t n) {
   if (std::isnan(x[0])) return x[0];
-  const hn::ScalableTag<float> df;
-  const size_t lanes = hn::Lanes(df);
-  float mx = x[0];
-  size_t i = 1;
-  if (n >= lanes) {
-    auto m = hn::Set(df, x[0]);
-    for (; i + lanes <= n; i += lanes) {
-      const auto v = hn::LoadU(df, x + i);
-      m = hn::IfThenElse(hn::Gt(v, m), v, m);
-    }
-    HWY_ALIGN float ml[hn::MaxLanes(df)];
-    hn::Store(m, df, ml);
-    for (size_t j = 0; j < lanes; ++j) mx = ml[j] > mx ? ml[j] : mx;
-  }
-  for (; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
-  return mx;
+  return max_skipping_nan(x + 1, n - 1, x[0]);
 }
 
 // softmax_sum_parts over x: part j sums elements j, j + 8, j + 16, ... in order; a vector lane
