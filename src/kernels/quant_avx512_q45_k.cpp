@@ -125,15 +125,11 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
   __m256 a[T], m[T];
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) a[t] = m[t] = _mm256_setzero_ps();
-  // One token over block-interleaved groups streams the matrix: ask for the bytes kAheadBytes on
-  // (interleave_simd.inc's distance), a block's lines at a time.
-  constexpr std::size_t kAheadBytes = 4096;
+  // One token over block-interleaved groups streams the matrix: prefetch ahead, a block at a time.
   const bool stream = T == 1 && block_step == 8 * w_stride;
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint8_t* w0 = w + b * block_step;
-    if (stream)
-      for (std::size_t i = 0; i < block_step; i += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(w0 + kAheadBytes + i), _MM_HINT_T0);
+    if (stream) prefetch_ahead(w0, block_step);
     __m512i isum[T][8];
     const Headers8 head = headers8(w0, w_stride);
     for (int r = 0; r < 8; ++r) {

@@ -185,6 +185,15 @@ LS_AVX2 inline __m256 gather_scales(const std::uint8_t* p) {
 LS_AVX2 inline __m256i load256(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
+// Decode's software prefetch over a stream of weight blocks: each block asks for the bytes this
+// far on (interleave_simd.inc explains the distance), which the kernel reaches a few blocks later.
+constexpr std::size_t kDecodeAheadBytes = 4096;
+// The lines of [p + kDecodeAheadBytes, + bytes), into L1.
+inline void prefetch_ahead(const std::uint8_t* p, std::size_t bytes) {
+  for (std::size_t i = 0; i < bytes; i += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(p + kDecodeAheadBytes + i), _MM_HINT_T0);
+}
+
 LS_AVX2 inline __m128i load128(const void* p) {
   return _mm_loadu_si128(static_cast<const __m128i*>(p));
 }
