@@ -53,20 +53,34 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::parallel_for(std::size_t n,
                               const std::function<void(std::size_t, std::size_t)>& fn,
                               std::size_t grain) {
-  if (n == 0) return;
+  parallel_for(n, fn, grain, 0, {});
+}
+
+void ThreadPool::parallel_for(std::size_t n,
+                              const std::function<void(std::size_t, std::size_t)>& fn,
+                              std::size_t grain, std::size_t units,
+                              const std::function<void(std::size_t)>& prologue) {
+  if (n == 0 && units == 0) return;
   const std::size_t threads = static_cast<std::size_t>(size());
   grain = std::max<std::size_t>(grain, 1);
-  const std::size_t units = (n + grain - 1) / grain;
-  if (threads == 1 || units == 1) {
-    fn(0, n);
+  const std::size_t pieces = (n + grain - 1) / grain;  // units of `grain` indices
+  if (threads == 1 || (pieces <= 1 && units <= 1)) {
+    for (std::size_t u = 0; u < units; ++u) prologue(u);
+    if (n > 0) fn(0, n);
     return;
   }
+  prologue_ = units > 0 ? &prologue : nullptr;
+  prologue_units_ = units;
+  prologue_done_.store(0, std::memory_order_relaxed);
   n_ = n;
   grain_ = grain;
   for (std::size_t t = 0; t < threads; ++t) {
     shares_[t].next.store(0, std::memory_order_relaxed);
-    shares_[t].begin = units * t / threads;
-    shares_[t].end = units * (t + 1) / threads;
+    shares_[t].begin = pieces * t / threads;
+    shares_[t].end = pieces * (t + 1) / threads;
+    shares_[t].unit_next.store(0, std::memory_order_relaxed);
+    shares_[t].unit_begin = units * t / threads;
+    shares_[t].unit_end = units * (t + 1) / threads;
   }
   job_ = &fn;
   pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
@@ -78,9 +92,28 @@ void ThreadPool::parallel_for(std::size_t n,
   run_pieces(0);
   while (pending_.load(std::memory_order_acquire) != 0) LS_CPU_RELAX();
   job_ = nullptr;
+  prologue_ = nullptr;
+}
+
+void ThreadPool::run_prologue(std::size_t thread) {
+  const std::size_t threads = static_cast<std::size_t>(size());
+  std::size_t done = 0;
+  for (std::size_t k = 0; k < threads; ++k) {
+    Share& s = shares_[(thread + k) % threads];
+    for (;;) {
+      const std::size_t u = s.unit_begin + s.unit_next.fetch_add(1, std::memory_order_relaxed);
+      if (u >= s.unit_end) break;
+      (*prologue_)(u);
+      ++done;
+    }
+  }
+  if (done > 0) prologue_done_.fetch_add(done, std::memory_order_release);
+  // Every unit is claimed; the last ones may still be running on the other threads.
+  while (prologue_done_.load(std::memory_order_acquire) < prologue_units_) LS_CPU_RELAX();
 }
 
 void ThreadPool::run_pieces(std::size_t thread) {
+  if (prologue_ != nullptr) run_prologue(thread);
   const std::size_t threads = static_cast<std::size_t>(size());
   for (std::size_t k = 0; k < threads; ++k) {
     Share& s = shares_[(thread + k) % threads];

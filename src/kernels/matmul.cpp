@@ -33,10 +33,10 @@ struct Job {
   float* y = nullptr;
   std::size_t rows = 0, cols = 0;
   bool quantized = false, bf16_act = false;
-  DType act = DType::F32;  // the activation type of quantized weights
-  const std::uint8_t* xq = nullptr;
+  DType act = DType::F32;      // the activation type of quantized weights
+  std::uint8_t* xq = nullptr;  // prepared activations (reserve_form), or null: x as it is
   std::size_t xq_stride = 0;
-  const ActBlock* xb = nullptr;  // interleaved weights
+  ActBlock* xb = nullptr;  // interleaved Q8_0-activation weights
 };
 
 Job check_product(const TensorView& w, std::size_t x_size, std::size_t t_count,
@@ -69,28 +69,34 @@ bool same_form(const Job& a, const Job& b) {
          a.act == b.act && (a.w->interleaved != 0) == (b.w->interleaved != 0);
 }
 
-// Quantized weights: every activation row quantized once, before the threads start; BF16 weights
-// with bf16_activations: rounded to BF16 likewise; interleaved weights: each activation block's
-// scale and sum as well (every group reuses them).
-void prepare(Job& j, std::span<const float> x, std::size_t t_count, PreparedActivations& f) {
-  if (j.bf16_act) {
+// Points a job at its form's buffers, sized for t_count rows: quantized activations for block
+// formats (and each Q8_0 block's scale and sum for interleaved weights, which every group
+// reuses), BF16-rounded ones for bf16_activations. Float weights read x itself: no buffer.
+void reserve_form(Job& j, std::size_t t_count, PreparedActivations& f) {
+  if (j.bf16_act)
     j.xq_stride = j.cols * sizeof(std::uint16_t);
-    if (f.xq.size() < t_count * j.xq_stride) f.xq.resize(t_count * j.xq_stride);
-    for (std::size_t t = 0; t < t_count; ++t)
-      round_to_bf16(&x[t * j.cols], reinterpret_cast<std::uint16_t*>(&f.xq[t * j.xq_stride]),
-                    j.cols);
-  } else if (j.quantized) {
+  else if (j.quantized)
     j.xq_stride = dtype_bytes(j.act, static_cast<std::int64_t>(j.cols));
-    if (f.xq.size() < t_count * j.xq_stride) f.xq.resize(t_count * j.xq_stride);
-    for (std::size_t t = 0; t < t_count; ++t)
-      quantize_activations(j.act, &x[t * j.cols], &f.xq[t * j.xq_stride], j.cols);
-  }
+  else
+    return;
+  if (f.xq.size() < t_count * j.xq_stride) f.xq.resize(t_count * j.xq_stride);
   j.xq = f.xq.data();
   if (j.w->interleaved != 0 && j.act == DType::Q8_0) {  // (K-quant blocks take Q8_K as it is)
     f.act_blocks.resize(t_count * (j.cols / 32));
-    prepare_act_blocks(j.xq, j.xq_stride, static_cast<int>(t_count), j.cols, f.act_blocks.data());
     j.xb = f.act_blocks.data();
   }
+}
+
+// Activation row t in the job's form.
+void prepare_row(const Job& j, const float* x, std::size_t t) {
+  const float* xr = x + t * j.cols;
+  std::uint8_t* out = j.xq + t * j.xq_stride;
+  if (j.bf16_act) {
+    round_to_bf16(xr, reinterpret_cast<std::uint16_t*>(out), j.cols);
+    return;
+  }
+  quantize_activations(j.act, xr, out, j.cols);
+  if (j.xb != nullptr) prepare_act_blocks(out, j.xq_stride, 1, j.cols, j.xb + t * (j.cols / 32));
 }
 
 // Rows [begin, end) of one product, on the calling thread.
@@ -148,46 +154,66 @@ void run_rows(const Job& j, const float* x, std::size_t t_count, std::size_t beg
 }  // namespace
 
 void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::span<float> y,
-            ThreadPool& pool, MatmulScratch& scratch) {
+            ThreadPool& pool, MatmulScratch& scratch, const InputProducer* produce) {
   const MatmulProduct p{&w, y};
-  matmul_set({&p, 1}, x, n_tokens, pool, scratch);
+  matmul_set({&p, 1}, x, n_tokens, pool, scratch, produce);
 }
 
 void matmul_set(std::span<const MatmulProduct> products, std::span<const float> x, int n_tokens,
-                ThreadPool& pool, MatmulScratch& scratch) {
+                ThreadPool& pool, MatmulScratch& scratch, const InputProducer* produce) {
   const auto t_count = static_cast<std::size_t>(n_tokens);
   constexpr std::size_t kMaxProducts = 4;
   if (products.empty()) return;
-  if (products.size() > kMaxProducts) {
-    for (const MatmulProduct& p : products) matmul(*p.w, x, n_tokens, p.y, pool, scratch);
-    return;
-  }
+  // One product at a time (the producer runs with the first).
+  const auto one_by_one = [&] {
+    for (std::size_t i = 0; i < products.size(); ++i)
+      matmul(*products[i].w, x, n_tokens, products[i].y, pool, scratch, i == 0 ? produce : nullptr);
+  };
+  if (products.size() > kMaxProducts) return one_by_one();
   Job jobs[kMaxProducts];
   // Threads split rows in multiples of the grain (whole groups for interleaved weights), so
   // every product but the last must start on one, or the products go one at a time.
   std::size_t grain = kTileRows, total = 0;
   for (std::size_t i = 0; i < products.size(); ++i) {
     jobs[i] = check_product(*products[i].w, x.size(), t_count, products[i].y);
+    if (jobs[i].cols != jobs[0].cols)
+      fail("matmul: '{}' has {} columns and '{}' {}: the products of one input need the same",
+           jobs[0].w->name, jobs[0].cols, jobs[i].w->name, jobs[i].cols);
     if (jobs[i].w->interleaved != 0) grain = kInterleave;
   }
   for (std::size_t i = 0; i + 1 < products.size(); ++i)
-    if (jobs[i].rows % grain != 0) {
-      for (const MatmulProduct& p : products) matmul(*p.w, x, n_tokens, p.y, pool, scratch);
-      return;
-    }
+    if (jobs[i].rows % grain != 0) return one_by_one();
   if (scratch.forms.size() < products.size()) scratch.forms.resize(products.size());
+  const Job* forms[kMaxProducts];  // the first job of each form that has buffers to fill
+  std::size_t n_forms = 0;
   for (std::size_t i = 0; i < products.size(); ++i) {
     total += jobs[i].rows;
     std::size_t same = 0;
     while (same < i && !same_form(jobs[same], jobs[i])) ++same;
     if (same == i) {
-      prepare(jobs[i], x, t_count, scratch.forms[i]);
+      reserve_form(jobs[i], t_count, scratch.forms[i]);
+      if (jobs[i].xq != nullptr) forms[n_forms++] = &jobs[i];
     } else {
       jobs[i].xq = jobs[same].xq;
       jobs[i].xq_stride = jobs[same].xq_stride;
       jobs[i].xb = jobs[same].xb;
     }
   }
+  // The input, produced and prepared a token's row at a time: by all the threads before any
+  // reads it when there are several rows (the caller alone kept the others waiting: alternating
+  // runs, 2 threads, pp128 Q4_K 508 -> 521 tok/s, pp1024 Q4_0 540 -> 556); by the caller alone
+  // for a few rows, since the parallel pass costs more than it saves for decode's single row
+  // (its extra round trips between the cores of the EPYC VM, ~0.3 us each: pool trace, Q4_K
+  // decode, ffn_down's loop +8.5 us for 6.8 us less of silu and quantization before it).
+  const std::size_t units = n_forms > 0 || produce != nullptr ? t_count : 0;
+  const std::function<void(std::size_t)> prologue = [&](std::size_t t) {
+    if (produce != nullptr) (*produce)(t);
+    for (std::size_t f = 0; f < n_forms; ++f) prepare_row(*forms[f], x.data(), t);
+  };
+  constexpr std::size_t kParallelPrologueRows = 4;
+  const bool serial_prologue = t_count < kParallelPrologueRows;
+  if (serial_prologue)
+    for (std::size_t t = 0; t < units; ++t) prologue(t);
   const std::size_t n = products.size();
   pool.parallel_for(
       total,
@@ -198,7 +224,7 @@ void matmul_set(std::span<const MatmulProduct> products, std::span<const float> 
           if (b < e) run_rows(jobs[i], x.data(), t_count, b - offset, e - offset);
         }
       },
-      grain);
+      grain, serial_prologue ? 0 : units, prologue);
 }
 
 void row_to_f32(const TensorView& w, std::int64_t row, std::span<float> out) {

@@ -5,6 +5,7 @@
 // thread count or n_tokens, so prefill, incremental decode and any thread count agree bit for bit.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -29,9 +30,14 @@ struct MatmulScratch {
   std::vector<PreparedActivations> forms;
 };
 
+// Optional: writes row t of x (the product's input, e.g. silu(gate) * up). The product calls it
+// once for every row before reading x, as it prepares the activations (for several rows on all
+// the threads): one parallel pass instead of a separate element-wise loop.
+using InputProducer = std::function<void(std::size_t t)>;
+
 // x: [n_tokens, cols], y: [n_tokens, rows]. Throws if w is not 2-D or sizes disagree.
 void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::span<float> y,
-            ThreadPool& pool, MatmulScratch& scratch);
+            ThreadPool& pool, MatmulScratch& scratch, const InputProducer* produce = nullptr);
 
 // One product of a matmul_set: y = x W^T.
 struct MatmulProduct {
@@ -43,7 +49,7 @@ struct MatmulProduct {
 // rows: one wait for the threads instead of one per product, and the activations prepared once
 // per form. Every output element is the one matmul computes: the same bits.
 void matmul_set(std::span<const MatmulProduct> products, std::span<const float> x, int n_tokens,
-                ThreadPool& pool, MatmulScratch& scratch);
+                ThreadPool& pool, MatmulScratch& scratch, const InputProducer* produce = nullptr);
 
 // One row of W as float32 (e.g. an embedding lookup).
 void row_to_f32(const TensorView& w, std::int64_t row, std::span<float> out);

@@ -86,3 +86,33 @@ TEST(ThreadPool, PiecesShrinkTowardsTheShareEnd) {
     EXPECT_LE(p[7].second - p[7].first, 1800u / 30);  // the last piece: 1/36 of the share
   }
 }
+
+// The two-phase loop: every prologue unit runs exactly once, and no index of the loop starts
+// before all of them are done, for any thread count, size and number of units.
+TEST(ThreadPool, ThePrologueRunsEveryUnitOnceBeforeTheLoop) {
+  for (int threads : {1, 2, 3}) {
+    ls::ThreadPool pool(threads);
+    for (std::size_t units : {0u, 1u, 2u, 5u, 64u}) {
+      for (std::size_t n : {0u, 1u, 9u, 1000u}) {
+        std::vector<std::atomic<int>> unit_hits(units), hits(n);
+        std::atomic<std::size_t> done{0};
+        std::atomic<int> early{0};
+        pool.parallel_for(
+            n,
+            [&](std::size_t b, std::size_t e) {
+              if (done.load() != units) ++early;
+              for (std::size_t i = b; i < e; ++i) hits[i]++;
+            },
+            4, units,
+            [&](std::size_t u) {
+              std::this_thread::sleep_for(std::chrono::microseconds(u % 3 == 0 ? 200 : 0));
+              unit_hits[u]++;
+              ++done;
+            });
+        EXPECT_EQ(early.load(), 0) << threads << " " << units << " " << n;
+        for (std::size_t u = 0; u < units; ++u) ASSERT_EQ(unit_hits[u].load(), 1) << u;
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+      }
+    }
+  }
+}

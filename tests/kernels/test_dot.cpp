@@ -2,9 +2,12 @@
 // every length from 0 to 300 (all tail sizes) plus real row lengths (896, 4864).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -144,7 +147,8 @@ TestWeight test_weight(ls::DType type, std::int64_t rows, std::int64_t cols, boo
 
 // matmul_set gives each product the bits of its own matmul call, for mixed weight types and
 // layouts (interleaved Q4_0 and Q8_0, row-major Q8_0, Q4_K, BF16, F32), 1 and 2 threads, decode
-// and prefill; sets whose rows do not split on whole groups go one product at a time.
+// and prefill (9 rows: activations prepared by all the threads); sets whose rows do not split on
+// whole groups go one product at a time.
 TEST(Matmul, ASetGivesEachProductsOwnBits) {
   std::mt19937 rng(11);
   std::normal_distribution<float> nd(0, 1);
@@ -165,7 +169,7 @@ TEST(Matmul, ASetGivesEachProductsOwnBits) {
   for (const auto& specs : sets) {
     std::vector<TestWeight> ws;
     for (const Spec& s : specs) ws.push_back(test_weight(s.type, s.rows, cols, s.interleave, rng));
-    for (int T : {1, 3}) {
+    for (int T : {1, 3, 9}) {
       std::vector<float> x(static_cast<std::size_t>(T * cols));
       for (auto& v : x) v = nd(rng);
       for (int threads : {1, 2}) {
@@ -186,6 +190,54 @@ TEST(Matmul, ASetGivesEachProductsOwnBits) {
                       std::bit_cast<std::uint32_t>(own_y[i][k]))
                 << ls::dtype_name(ws[i].view.dtype) << " product " << i << " T=" << T
                 << " threads=" << threads << " element " << k;
+        }
+      }
+    }
+  }
+}
+
+// An input producer (decode's and prefill's silu(gate) * up) runs once for every row before the
+// product reads it: the same bits as the product of the input written beforehand, for quantized,
+// interleaved and float weights, one set or products one by one, 1 and 2 threads.
+TEST(Matmul, AProducedInputGivesTheBitsOfTheWrittenInput) {
+  std::mt19937 rng(21);
+  std::normal_distribution<float> nd(0, 1);
+  const std::int64_t cols = 512;
+  std::vector<TestWeight> ws;
+  ws.push_back(test_weight(ls::DType::Q4_K, 16, cols, false, rng));
+  ws.push_back(test_weight(ls::DType::Q8_0, 16, cols, true, rng));
+  ws.push_back(test_weight(ls::DType::F32, 8, cols, false, rng));
+  ws.push_back(test_weight(ls::DType::Q4_0, 12, cols, false, rng));  // 12: one by one
+  for (int T : {1, 2, 9}) {
+    std::vector<float> want(static_cast<std::size_t>(T * cols));
+    for (auto& v : want) v = nd(rng);
+    for (int threads : {1, 2}) {
+      ls::ThreadPool pool(threads);
+      ls::kernels::MatmulScratch scratch;
+      for (std::size_t n_products : {3u, 4u}) {
+        std::vector<float> x(want.size(), std::numeric_limits<float>::quiet_NaN());
+        std::vector<std::atomic<int>> calls(static_cast<std::size_t>(T));
+        const ls::kernels::InputProducer produce = [&](std::size_t t) {
+          ++calls[t];
+          std::copy_n(&want[t * cols], cols, &x[t * cols]);
+        };
+        std::vector<std::vector<float>> got(n_products), expect(n_products);
+        std::vector<ls::kernels::MatmulProduct> products;
+        for (std::size_t i = 0; i < n_products; ++i) {
+          const auto rows = static_cast<std::size_t>(ws[i].view.shape[0]);
+          got[i].assign(static_cast<std::size_t>(T) * rows, -1.0f);
+          expect[i].assign(got[i].size(), -2.0f);
+          products.push_back({&ws[i].view, got[i]});
+        }
+        ls::kernels::matmul_set(products, x, T, pool, scratch, &produce);
+        for (int t = 0; t < T; ++t) EXPECT_EQ(calls[static_cast<std::size_t>(t)].load(), 1) << t;
+        for (std::size_t i = 0; i < n_products; ++i) {
+          ls::kernels::matmul(ws[i].view, want, T, expect[i], pool, scratch);
+          for (std::size_t k = 0; k < got[i].size(); ++k)
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i][k]),
+                      std::bit_cast<std::uint32_t>(expect[i][k]))
+                << ls::dtype_name(ws[i].view.dtype) << " T=" << T << " threads=" << threads
+                << " products=" << n_products << " element " << k;
         }
       }
     }
