@@ -71,13 +71,19 @@ LS_AVX2 void quantize_q8_k_avx2(const float* x, std::uint8_t* out, std::size_t n
       std::memcpy(out, &blk, sizeof blk);
       continue;
     }
-    float max = 0.0f;  // the first value of largest magnitude, as the scalar scan finds it
-    for (int j = 0; j < 256; ++j) {
-      if (std::fabs(x[j]) == am) {
-        max = x[j];
+    // The first value of largest magnitude, as the scalar scan finds it: 8 compares at a time
+    // (one at a time, the scan took about as long as the rest of the block).
+    const __m256 vam = _mm256_set1_ps(am);
+    int first = 0;
+    for (int k = 0; k < 32; ++k) {
+      const __m256 a = _mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * k));
+      const int hits = _mm256_movemask_ps(_mm256_cmp_ps(a, vam, _CMP_EQ_OQ));
+      if (hits != 0) {
+        first = 8 * k + __builtin_ctz(static_cast<unsigned>(hits));
         break;
       }
     }
+    const float max = x[first];
     const float iscale = -127.0f / max;
     const __m256 vs = _mm256_set1_ps(iscale);
     const __m256i top = _mm256_set1_epi32(127);

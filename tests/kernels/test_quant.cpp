@@ -343,6 +343,27 @@ TEST(QuantActivations, SimdBitIdenticalToScalar) {
   }
 }
 
+// Q8_K's scale takes the sign of the block's first value of largest magnitude: +m and -m both in
+// a block, at every pair of places (same group of 8, across groups), give the scalar scan's bytes.
+TEST(QuantActivations, Q8KScaleSignFromTheFirstLargestValue) {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> ud(-1.0f, 1.0f);
+  for (std::size_t first : {0u, 3u, 7u, 8u, 100u, 254u})
+    for (std::size_t second : {first + 1, first + 9, std::size_t{255}}) {
+      if (second <= first || second > 255) continue;
+      for (float sign : {1.0f, -1.0f}) {
+        std::vector<float> x(512);
+        for (auto& v : x) v = ud(rng);
+        x[256 + first] = 5.0f * sign;
+        x[256 + second] = -5.0f * sign;
+        std::vector<std::uint8_t> a(2 * sizeof(k::BlockQ8_K), 0xAA), s(a.size(), 0x55);
+        k::quantize_activations(DType::Q8_K, x.data(), a.data(), x.size());
+        k::quantize_activations_scalar(DType::Q8_K, x.data(), s.data(), x.size());
+        ASSERT_EQ(a, s) << first << " " << second << " " << sign;
+      }
+    }
+}
+
 // Ties: roundf for Q8_0 (2.5 -> 3, -2.5 -> -3), round-to-even for Q8_K (2.5 -> 2), as GGML.
 TEST(QuantActivations, RoundingOfTies) {
   std::vector<float> x(256, 0.0f);
