@@ -33,10 +33,10 @@ class ThreadPool {
   void parallel_for(std::size_t n, const std::function<void(std::size_t, std::size_t)>& fn,
                     std::size_t grain = 1);
 
-  // The same loop after a first phase: prologue(u) for every u in [0, units), each exactly once,
-  // claimed one at a time by the threads as they arrive; fn starts on no thread before every unit
-  // is done (the prologue writes what fn reads: a matrix product's input, quantized by all the
-  // threads instead of by the caller alone while the others wait).
+  // The same loop after a first phase: prologue(u) for every u in [0, units), each exactly once
+  // (a thread runs its own share of the units, then any of the others' not yet claimed); fn
+  // starts on no thread before every unit is done (the prologue writes what fn reads: a matrix
+  // product's input, quantized by all the threads instead of by the caller while they wait).
   void parallel_for(std::size_t n, const std::function<void(std::size_t, std::size_t)>& fn,
                     std::size_t grain, std::size_t units,
                     const std::function<void(std::size_t)>& prologue);

@@ -66,10 +66,11 @@ class KvBlockPool {
   std::size_t head_dim_;
   std::size_t head_bytes_;
   std::size_t block_bytes_;
-  // Blocks are cut from slabs of huge-page memory (2 MiB each, or whole huge pages around one
-  // larger block): attention reads 16 positions of one head from each block, and on 4 KiB pages
-  // each of those runs cost a TLB miss (decode after a 1,024-token prompt, 0.5B Q4_0, 2 threads:
-  // median of five alternating runs 70.8 -> 75.0 tok/s; the cold attention bench 8-15% faster).
+  // Blocks are cut from slabs of about 2 MiB (the first few sized to their blocks, later ones
+  // whole huge pages; kv_cache.cpp says why): attention reads 16 positions of one head from each
+  // block, and on 4 KiB pages each of those runs cost a TLB miss (decode after a 1,024-token
+  // prompt, 0.5B Q4_0, 2 threads: median of five alternating runs 70.8 -> 75.0 tok/s; the cold
+  // attention bench 8-15% faster).
   std::vector<HugePageBuffer> slabs_;
   std::size_t slab_used_ = 0;          // bytes of the last slab handed out
   std::vector<std::uint8_t*> blocks_;  // block id -> its memory
