@@ -108,40 +108,55 @@ void BM_attend_group(benchmark::State& state) {
 }
 BENCHMARK(BM_attend_group)->Arg(128)->Arg(1024)->Arg(4096)->Unit(benchmark::kMicrosecond);
 
+// A paged cache of n_ctx positions of random floats in blocks of 16 positions (block_bytes
+// each), the block table KvRows reads, and one query group of Qwen2.5-0.5B's shape (7 heads of
+// 64) with its output and scratch: what the cold attention benchmarks share.
+struct PagedAttendInput {
+  static constexpr std::size_t kGroup = 7, kHd = 64, kBlockRows = 16;
+  std::vector<float> cache, q, out, scratch;
+  std::vector<const std::uint8_t*> blocks;
+  PagedAttendInput(std::size_t n_ctx, std::size_t block_bytes)
+      : q(kGroup * kHd), out(kGroup * kHd), scratch(kGroup * (n_ctx + 2 * kHd)) {
+    const std::size_t n_blocks = (n_ctx + kBlockRows - 1) / kBlockRows;
+    cache.resize(n_blocks * block_bytes / sizeof(float));
+    std::mt19937 rng(3);
+    std::normal_distribution<float> nd(0, 1);
+    for (auto* buf : {&cache, &q})
+      for (auto& x : *buf) x = nd(rng);
+    for (std::size_t b = 0; b < n_blocks; ++b)
+      blocks.push_back(reinterpret_cast<const std::uint8_t*>(cache.data()) + b * block_bytes);
+  }
+  // One attend_group call over the rows kr and vr (offsets into every block).
+  void attend(std::size_t n_ctx, std::size_t row_bytes, std::size_t k_offset,
+              std::size_t v_offset) {
+    const ls::kernels::KvRows kr{blocks.data(), kBlockRows, row_bytes, k_offset},
+        vr{blocks.data(), kBlockRows, row_bytes, v_offset};
+    ls::kernels::attend_group(q.data(), kGroup, kr, vr, ls::DType::F32, n_ctx, kHd, 0.125f,
+                              scratch.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+};
+
 // The same over a cache of 48 layers, one after another as decode meets them, laid out as
 // model/kv_cache.h's blocks ([block][layer][k|v][16 positions][row]): each layer's keys and
 // values come from memory, 16 positions from each block. Args: n_ctx, heads per row (1: this
 // cache's layout; 2: rows of both KV heads side by side, the layout before, whose every other
 // 256 bytes belong to the other head's thread).
 void BM_attend_group_cold(benchmark::State& state) {
+  using P = PagedAttendInput;
   const auto n_ctx = static_cast<std::size_t>(state.range(0));
   const auto heads = static_cast<std::size_t>(state.range(1));
-  constexpr std::size_t kGroup = 7, kHd = 64, kLayers = 48, kBlockRows = 16;
-  const std::size_t row_bytes = heads * kHd * sizeof(float);
-  const std::size_t n_blocks = (n_ctx + kBlockRows - 1) / kBlockRows;
-  const std::size_t block_bytes = kLayers * 2 * kBlockRows * row_bytes;
-  std::vector<float> cache(n_blocks * block_bytes / sizeof(float)), q(kGroup * kHd),
-      out(kGroup * kHd);
-  std::mt19937 rng(3);
-  std::normal_distribution<float> nd(0, 1);
-  for (auto* buf : {&cache, &q})
-    for (auto& x : *buf) x = nd(rng);
-  std::vector<const std::uint8_t*> blocks(n_blocks);
-  for (std::size_t b = 0; b < n_blocks; ++b)
-    blocks[b] = reinterpret_cast<const std::uint8_t*>(cache.data()) + b * block_bytes;
-  std::vector<float> scratch(kGroup * (n_ctx + 2 * kHd));
+  constexpr std::size_t kLayers = 48;
+  const std::size_t row_bytes = heads * P::kHd * sizeof(float);
+  const std::size_t side_bytes = P::kBlockRows * row_bytes;
+  P in(n_ctx, kLayers * 2 * side_bytes);
   std::size_t layer = 0;
   for (auto _ : state) {
-    const std::size_t side_bytes = kBlockRows * row_bytes;
-    const ls::kernels::KvRows kr{blocks.data(), kBlockRows, row_bytes, 2 * layer * side_bytes},
-        vr{blocks.data(), kBlockRows, row_bytes, (2 * layer + 1) * side_bytes};
-    ls::kernels::attend_group(q.data(), kGroup, kr, vr, ls::DType::F32, n_ctx, kHd, 0.125f,
-                              scratch.data(), out.data());
-    benchmark::DoNotOptimize(out.data());
+    in.attend(n_ctx, row_bytes, 2 * layer * side_bytes, (2 * layer + 1) * side_bytes);
     layer = (layer + 1) % kLayers;
   }
   state.SetBytesProcessed(
-      static_cast<std::int64_t>(state.iterations() * 2 * n_ctx * kHd * sizeof(float)));
+      static_cast<std::int64_t>(state.iterations() * 2 * n_ctx * P::kHd * sizeof(float)));
 }
 BENCHMARK(BM_attend_group_cold)->Args({1024, 1})->Args({1024, 2})->Unit(benchmark::kMicrosecond);
 
@@ -151,36 +166,23 @@ BENCHMARK(BM_attend_group_cold)->Args({1024, 1})->Args({1024, 2})->Unit(benchmar
 // prefetching every row up front did not shorten it.
 // Args: n_ctx.
 void BM_attend_group_dram(benchmark::State& state) {
+  using P = PagedAttendInput;
   const auto n_ctx = static_cast<std::size_t>(state.range(0));
-  constexpr std::size_t kGroup = 7, kHd = 64, kLayers = 24, kBlockRows = 16;
-  const std::size_t row_bytes = kHd * sizeof(float);
-  const std::size_t n_blocks = (n_ctx + kBlockRows - 1) / kBlockRows;
-  const std::size_t block_bytes = kLayers * 2 * 2 * kBlockRows * row_bytes;
-  std::vector<float> cache(n_blocks * block_bytes / sizeof(float)), q(kGroup * kHd),
-      out(kGroup * kHd), evict(std::size_t{24} << 20);
-  std::mt19937 rng(3);
-  std::normal_distribution<float> nd(0, 1);
-  for (auto* buf : {&cache, &q})
-    for (auto& x : *buf) x = nd(rng);
-  std::vector<const std::uint8_t*> blocks(n_blocks);
-  for (std::size_t b = 0; b < n_blocks; ++b)
-    blocks[b] = reinterpret_cast<const std::uint8_t*>(cache.data()) + b * block_bytes;
-  std::vector<float> scratch(kGroup * (n_ctx + 2 * kHd));
+  constexpr std::size_t kLayers = 24, kHeads = 2;  // each head's rows one run per block
+  const std::size_t row_bytes = P::kHd * sizeof(float);
+  const std::size_t side_bytes = kHeads * P::kBlockRows * row_bytes;
+  P in(n_ctx, kLayers * 2 * side_bytes);
+  std::vector<float> evict(std::size_t{24} << 20);
   float sink = 0;
   for (auto _ : state) {
     state.PauseTiming();
     for (std::size_t i = 0; i < evict.size(); i += 16) sink += evict[i];
     state.ResumeTiming();
-    const std::size_t side_bytes = kBlockRows * row_bytes * 2;
-    const ls::kernels::KvRows kr{blocks.data(), kBlockRows, row_bytes, 0},
-        vr{blocks.data(), kBlockRows, row_bytes, side_bytes};
-    ls::kernels::attend_group(q.data(), kGroup, kr, vr, ls::DType::F32, n_ctx, kHd, 0.125f,
-                              scratch.data(), out.data());
-    benchmark::DoNotOptimize(out.data());
+    in.attend(n_ctx, row_bytes, 0, side_bytes);  // layer 0, head 0
   }
   benchmark::DoNotOptimize(sink);
   state.SetBytesProcessed(
-      static_cast<std::int64_t>(state.iterations() * 2 * n_ctx * kHd * sizeof(float)));
+      static_cast<std::int64_t>(state.iterations() * 2 * n_ctx * P::kHd * sizeof(float)));
 }
 BENCHMARK(BM_attend_group_dram)
     ->Arg(256)
