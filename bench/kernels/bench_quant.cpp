@@ -68,89 +68,86 @@ DType type_arg(std::int64_t i) {
   return kTypes[i];
 }
 
+// A row-major matrix of type index range(0), range(1) x range(2), with `tokens` quantized
+// activation rows and the output: what the row-major benchmarks share.
+struct RowMajorProduct {
+  DType type;
+  std::size_t rows, cols, row_bytes, x_bytes;
+  int tokens;
+  std::vector<std::uint8_t> w, xq;
+  std::vector<float> y;
+  RowMajorProduct(const benchmark::State& state, int n_tokens)
+      : type(type_arg(state.range(0))),
+        rows(static_cast<std::size_t>(state.range(1))),
+        cols(static_cast<std::size_t>(state.range(2))),
+        tokens(n_tokens),
+        w(random_weights(type, rows, cols)),
+        xq(activations(type, cols, n_tokens)),
+        y(rows * static_cast<std::size_t>(n_tokens)) {
+    row_bytes = w.size() / rows;
+    x_bytes = xq.size() / static_cast<std::size_t>(n_tokens);
+  }
+  // Rows [r, r + n) against every token, out[row * tokens + token].
+  void tile(std::size_t r, std::size_t n) {
+    k::dot_quantized_tile(type, &w[r * row_bytes], row_bytes, static_cast<int>(n), xq.data(),
+                          x_bytes, tokens, cols, &y[r * static_cast<std::size_t>(tokens)],
+                          static_cast<std::size_t>(tokens));
+  }
+  // Weight bytes per iteration, and the label.
+  void report(benchmark::State& state) const {
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
+    state.SetLabel(std::string(ls::dtype_name(type)) + " " + k::quant_simd_name());
+  }
+};
+
 // Decode: one activation row against the whole matrix, as matmul calls it (one tile call over
 // many rows). Args: type index, rows, cols.
 void BM_matvec(benchmark::State& state) {
-  const DType t = type_arg(state.range(0));
-  const auto rows = static_cast<std::size_t>(state.range(1));
-  const auto cols = static_cast<std::size_t>(state.range(2));
-  const auto w = random_weights(t, rows, cols);
-  const auto xq = activations(t, cols, 1);
-  const std::size_t wb = w.size() / rows;
-  std::vector<float> y(rows);
+  RowMajorProduct p(state, 1);
   for (auto _ : state) {
-    k::dot_quantized_tile(t, w.data(), wb, static_cast<int>(rows), xq.data(), 0, 1, cols, y.data(),
-                          1);
-    benchmark::DoNotOptimize(y.data());
+    p.tile(0, p.rows);
+    benchmark::DoNotOptimize(p.y.data());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
-  state.SetLabel(std::string(ls::dtype_name(t)) + " " + k::quant_simd_name());
+  p.report(state);
 }
 
 // The same through dot_quantized, one call per row (per-call overhead included).
 void BM_matvec_rowcalls(benchmark::State& state) {
-  const DType t = type_arg(state.range(0));
-  const auto rows = static_cast<std::size_t>(state.range(1));
-  const auto cols = static_cast<std::size_t>(state.range(2));
-  const auto w = random_weights(t, rows, cols);
-  const auto xq = activations(t, cols, 1);
-  const std::size_t wb = w.size() / rows;
-  std::vector<float> y(rows);
+  RowMajorProduct p(state, 1);
   for (auto _ : state) {
-    for (std::size_t r = 0; r < rows; ++r) y[r] = k::dot_quantized(t, &w[r * wb], xq.data(), cols);
-    benchmark::DoNotOptimize(y.data());
+    for (std::size_t r = 0; r < p.rows; ++r)
+      p.y[r] = k::dot_quantized(p.type, &p.w[r * p.row_bytes], p.xq.data(), p.cols);
+    benchmark::DoNotOptimize(p.y.data());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
-  state.SetLabel(std::string(ls::dtype_name(t)) + " " + k::quant_simd_name());
+  p.report(state);
 }
 
 // Decode as a caller with small row tiles would do it (one call per range(3) rows: the per-call
 // setup counts).
 void BM_matvec_tiles(benchmark::State& state) {
-  const DType t = type_arg(state.range(0));
-  const auto rows = static_cast<std::size_t>(state.range(1));
-  const auto cols = static_cast<std::size_t>(state.range(2));
+  RowMajorProduct p(state, 1);
   const auto per_call = static_cast<std::size_t>(state.range(3));
-  const auto w = random_weights(t, rows, cols);
-  const auto xq = activations(t, cols, 1);
-  const std::size_t wb = w.size() / rows;
-  std::vector<float> y(rows);
   for (auto _ : state) {
-    for (std::size_t r = 0; r < rows; r += per_call)
-      k::dot_quantized_tile(t, &w[r * wb], wb,
-                            static_cast<int>(std::min<std::size_t>(per_call, rows - r)), xq.data(),
-                            0, 1, cols, &y[r], 1);
-    benchmark::DoNotOptimize(y.data());
+    for (std::size_t r = 0; r < p.rows; r += per_call) p.tile(r, std::min(per_call, p.rows - r));
+    benchmark::DoNotOptimize(p.y.data());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
-  state.SetLabel(std::string(ls::dtype_name(t)) + " " + k::quant_simd_name());
+  p.report(state);
 }
 
 // Prefill: `tokens` activation rows against the whole matrix. Items = multiply-adds.
 void BM_tile(benchmark::State& state) {
-  const DType t = type_arg(state.range(0));
-  const auto rows = static_cast<std::size_t>(state.range(1));
-  const auto cols = static_cast<std::size_t>(state.range(2));
-  const int tokens = static_cast<int>(state.range(3));
-  const auto w = random_weights(t, rows, cols);
-  const auto xq = activations(t, cols, tokens);
-  const std::size_t wb = w.size() / rows, xb = xq.size() / tokens;
-  std::vector<float> y(rows * tokens);
+  RowMajorProduct p(state, static_cast<int>(state.range(3)));
   // One call per block of 64 rows (a thread's share of the matrix is split like this).
   for (auto _ : state) {
-    for (std::size_t r = 0; r < rows; r += 64) {
-      const int nr = static_cast<int>(std::min<std::size_t>(64, rows - r));
-      k::dot_quantized_tile(t, &w[r * wb], wb, nr, xq.data(), xb, tokens, cols, &y[r * tokens],
-                            static_cast<std::size_t>(tokens));
-    }
-    benchmark::DoNotOptimize(y.data());
+    for (std::size_t r = 0; r < p.rows; r += 64) p.tile(r, std::min<std::size_t>(64, p.rows - r));
+    benchmark::DoNotOptimize(p.y.data());
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols * tokens));
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
-  state.SetLabel(std::string(ls::dtype_name(t)) + " " + k::quant_simd_name());
+  state.SetItemsProcessed(
+      static_cast<std::int64_t>(state.iterations() * p.rows * p.cols * state.range(3)));
+  p.report(state);
 }
 
 // The interleaved layout (kernels/interleave.h, what the model repacks Q8_0/Q4_0 matrices to at
