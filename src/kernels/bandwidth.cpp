@@ -1,5 +1,7 @@
 // The read loop is a Highway kernel (dispatched like the others) summing 8 vectors per
 // iteration into 4 accumulators; the sum is returned so the compiler cannot drop the loads.
+// Integer adds: any bytes (weights too) are read at the same speed, where float adds could meet
+// denormals.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/bandwidth.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -11,18 +13,20 @@ HWY_BEFORE_NAMESPACE();
 namespace ls::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-float ReadSum(const float* HWY_RESTRICT p, size_t n) {
-  const hn::ScalableTag<float> d;
+uint32_t ReadSum(const uint32_t* HWY_RESTRICT p, size_t n) {
+  const hn::ScalableTag<uint32_t> d;
   const size_t N = hn::Lanes(d);
   auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
   size_t i = 0;
   for (; i + 8 * N <= n; i += 8 * N) {
-    a0 = hn::Add(a0, hn::Add(hn::Load(d, p + i), hn::Load(d, p + i + 4 * N)));
-    a1 = hn::Add(a1, hn::Add(hn::Load(d, p + i + N), hn::Load(d, p + i + 5 * N)));
-    a2 = hn::Add(a2, hn::Add(hn::Load(d, p + i + 2 * N), hn::Load(d, p + i + 6 * N)));
-    a3 = hn::Add(a3, hn::Add(hn::Load(d, p + i + 3 * N), hn::Load(d, p + i + 7 * N)));
+    a0 = hn::Add(a0, hn::Add(hn::LoadU(d, p + i), hn::LoadU(d, p + i + 4 * N)));
+    a1 = hn::Add(a1, hn::Add(hn::LoadU(d, p + i + N), hn::LoadU(d, p + i + 5 * N)));
+    a2 = hn::Add(a2, hn::Add(hn::LoadU(d, p + i + 2 * N), hn::LoadU(d, p + i + 6 * N)));
+    a3 = hn::Add(a3, hn::Add(hn::LoadU(d, p + i + 3 * N), hn::LoadU(d, p + i + 7 * N)));
   }
-  return hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+  uint32_t sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+  for (; i < n; ++i) sum += p[i];
+  return sum;
 }
 
 }  // namespace ls::kernels::HWY_NAMESPACE
@@ -41,33 +45,38 @@ namespace ls::kernels {
 
 HWY_EXPORT(ReadSum);
 
-BandwidthResult measure_read_bandwidth(ThreadPool& pool, std::size_t bytes, int passes) {
-  const std::size_t n = bytes / sizeof(float);
-  // On huge pages, as the weights the decode reads (model/repack.h): the same TLB cost.
-  HugePageBuffer mem(n * sizeof(float));
-  auto* data = reinterpret_cast<float*>(mem.data());
-  // Touch every page (in parallel, so each thread's pages are local to it).
-  pool.parallel_for(
-      n, [&](std::size_t b, std::size_t e) { std::memset(data + b, 0, (e - b) * sizeof(float)); },
-      4096);
-  BandwidthResult r;
-  r.bytes = n * sizeof(float);
-  r.passes = passes;
-  std::atomic<float> sink{0};
-  for (int p = 0; p < passes; ++p) {
-    const auto t0 = std::chrono::steady_clock::now();
+double read_pass(ThreadPool& pool, std::span<const std::span<const std::uint8_t>> regions) {
+  std::atomic<std::uint32_t> sink{0};  // keeps the loads
+  std::size_t bytes = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& r : regions) {
+    const auto* words = reinterpret_cast<const std::uint32_t*>(r.data());
+    const std::size_t n = r.size() / sizeof(std::uint32_t);  // (a last 1-3 bytes are not read)
+    bytes += n * sizeof(std::uint32_t);
     pool.parallel_for(
         n,
         [&](std::size_t b, std::size_t e) {
-          const float s = HWY_DYNAMIC_DISPATCH(ReadSum)(data + b, e - b);
-          sink.store(sink.load() + s);
+          sink.fetch_add(HWY_DYNAMIC_DISPATCH(ReadSum)(words + b, e - b),
+                         std::memory_order_relaxed);
         },
         4096);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.gb_per_s = std::max(r.gb_per_s, static_cast<double>(r.bytes) / secs / 1e9);
   }
-  if (sink.load() != 0.0f) r.gb_per_s = -1;  // impossible: the buffer is zero
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return secs > 0 ? static_cast<double>(bytes) / secs / 1e9 : 0.0;
+}
+
+BandwidthResult measure_read_bandwidth(ThreadPool& pool, std::size_t bytes, int passes) {
+  // On huge pages, as the weights the decode reads (model/repack.h): the same TLB cost.
+  HugePageBuffer mem(bytes);
+  // Touch every page (in parallel, so each thread's pages are local to it).
+  pool.parallel_for(
+      bytes, [&](std::size_t b, std::size_t e) { std::memset(mem.data() + b, 0, e - b); },
+      std::size_t{1} << 16);
+  BandwidthResult r;
+  r.bytes = bytes;
+  r.passes = passes;
+  const std::span<const std::uint8_t> all(mem.data(), bytes);
+  for (int p = 0; p < passes; ++p) r.gb_per_s = std::max(r.gb_per_s, read_pass(pool, {&all, 1}));
   return r;
 }
 

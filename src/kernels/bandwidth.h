@@ -1,11 +1,14 @@
 // A memory read-bandwidth probe: the machine's own limit, against which decode speed is
 // reported (decode reads every weight once per token, so bandwidth / weight bytes is its
 // ceiling). Wide SIMD loads with several independent accumulators, each thread streaming its
-// own slice of a buffer much larger than the caches (on huge pages, as the weights are); best of
-// several passes.
+// own slice of every region. read_pass streams given memory (`bench` reads the weights
+// themselves, in decode's order); measure_read_bandwidth a buffer of its own, much larger than
+// the caches (on huge pages, as the weights are), best of several passes.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 
 #include "core/thread_pool.h"
 
@@ -16,6 +19,9 @@ struct BandwidthResult {
   std::size_t bytes = 0;  // buffer size
   int passes = 0;
 };
+
+// One pass over `regions` in order, the threads splitting each region: 1e9 bytes per second.
+double read_pass(ThreadPool& pool, std::span<const std::span<const std::uint8_t>> regions);
 
 BandwidthResult measure_read_bandwidth(ThreadPool& pool, std::size_t bytes = std::size_t{1} << 30,
                                        int passes = 5);

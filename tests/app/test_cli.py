@@ -396,9 +396,17 @@ def main():
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)
     for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "weight_bytes_per_token", "read_bandwidth_gb_per_s",
-              "decode_roofline_tokens_per_s", "decode_fraction_of_roofline", "peak_rss_mib"):
+              "decode_roofline_tokens_per_s", "decode_fraction_of_roofline", "peak_rss_mib",
+              "read_bandwidth_min_gb_per_s", "decode_fraction_of_best_bandwidth"):
         if not (isinstance(j.get(k), (int, float)) and j[k] > 0):
             failures.append(("bench", k, j.get(k)))
+    # The weights are read before decode and after each stretch of 8 tokens (4 tokens: one); the
+    # roofline beside each stretch is at most the best reading's.
+    if j["bandwidth_readings"] != 2 or j["read_bandwidth_min_gb_per_s"] > j["read_bandwidth_gb_per_s"]:
+        failures.append(("bench readings", j["bandwidth_readings"], j["read_bandwidth_min_gb_per_s"]))
+    best_roofline = j["read_bandwidth_gb_per_s"] * 1e9 / j["weight_bytes_per_token"]
+    if j["decode_roofline_tokens_per_s"] > best_roofline * (1 + 1e-9):
+        failures.append(("bench roofline above the best reading", j["decode_roofline_tokens_per_s"], best_roofline))
     # Bytes per token of the tiny tied model: every layer matrix + the full embedding (as lm_head)
     # + one embedding row, from config.json alone.
     c = json.load(open(os.path.join(model, "config.json")))
