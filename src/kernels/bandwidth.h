@@ -1,7 +1,7 @@
 // A memory read-bandwidth probe: the machine's own limit, against which decode speed is
 // reported (decode reads every weight once per token, so bandwidth / weight bytes is its
 // ceiling). Wide SIMD loads with several independent accumulators, each thread streaming its
-// own slice of every region. read_pass streams given memory (`bench` reads the weights
+// own slice. read_pass streams given memory as one sequence (`bench` reads the weights
 // themselves, in decode's order); measure_read_bandwidth a buffer of its own, much larger than
 // the caches (on huge pages, as the weights are), best of several passes.
 #pragma once
@@ -20,7 +20,8 @@ struct BandwidthResult {
   int passes = 0;
 };
 
-// One pass over `regions` in order, the threads splitting each region: 1e9 bytes per second.
+// One pass over `regions` in order, as one sequence split over the threads in one loop (many
+// short loops would measure the pool's hand-overs too): 1e9 bytes per second.
 double read_pass(ThreadPool& pool, std::span<const std::span<const std::uint8_t>> regions);
 
 BandwidthResult measure_read_bandwidth(ThreadPool& pool, std::size_t bytes = std::size_t{1} << 30,
