@@ -145,32 +145,33 @@ void run_bench(BenchOptions& o) {
   const double kv_mib = static_cast<double>(engine.kv_usage().bytes_in_use) / (1 << 20);
 
   if (o.json) {
-    nlohmann::ordered_json j = {{"model", model->path()},
-                                {"weights", model->weight_dtype()},
-                                {"threads", pool.size()},
-                                {"cpu", kernels::cpu_model_name()},
-                                {"cpu_features", kernels::cpu_features()},
-                                {"simd", kernels::simd_target_name()},
-                                {"quant_kernels", kernels::quant_simd_name()},
-                                {"bf16_activations", o.model.bf16_activations},
-                                {"bf16_kernel", kernels::bf16_dot_kernel()},
-                                {"prompt_tokens", o.prompt_tokens},
-                                {"gen_tokens", o.gen_tokens},
-                                {"chunk_tokens", std::min(o.chunk_tokens, o.prompt_tokens)},
-                                {"prefill_tokens_per_s", prefill_tps},
-                                {"decode_tokens_per_s", decode_tps},
-                                {"weight_bytes_per_token", per_token},
-                                {"read_bandwidth_gb_per_s", best_bw},
-                                {"read_bandwidth_min_gb_per_s", worst_bw},
-                                {"bandwidth_readings", readings},
-                                {"decode_roofline_tokens_per_s", roofline_tps},
-                                {"decode_fraction_of_roofline", decode_tps / roofline_tps},
-                                {"decode_fraction_of_best_bandwidth",
-                                 decode_tps / best_roofline_tps},
-                                {"weights_mib", file_mib},
-                                {"kv_type", dtype_name(model->kv_type())},
-                                {"kv_cache_mib", kv_mib},
-                                {"peak_rss_mib", peak_rss_mib}};
+    nlohmann::ordered_json j = {
+        {"model", model->path()},
+        {"weights", model->weight_dtype()},
+        {"threads", pool.size()},
+        {"cpu", kernels::cpu_model_name()},
+        {"cpu_features", kernels::cpu_features()},
+        {"simd", kernels::simd_target_name()},
+        {"quant_kernels", kernels::quant_simd_name()},
+        {"decode_prefetch_bytes", kernels::decode_ahead_bytes()},
+        {"bf16_activations", o.model.bf16_activations},
+        {"bf16_kernel", kernels::bf16_dot_kernel()},
+        {"prompt_tokens", o.prompt_tokens},
+        {"gen_tokens", o.gen_tokens},
+        {"chunk_tokens", std::min(o.chunk_tokens, o.prompt_tokens)},
+        {"prefill_tokens_per_s", prefill_tps},
+        {"decode_tokens_per_s", decode_tps},
+        {"weight_bytes_per_token", per_token},
+        {"read_bandwidth_gb_per_s", best_bw},
+        {"read_bandwidth_min_gb_per_s", worst_bw},
+        {"bandwidth_readings", readings},
+        {"decode_roofline_tokens_per_s", roofline_tps},
+        {"decode_fraction_of_roofline", decode_tps / roofline_tps},
+        {"decode_fraction_of_best_bandwidth", decode_tps / best_roofline_tps},
+        {"weights_mib", file_mib},
+        {"kv_type", dtype_name(model->kv_type())},
+        {"kv_cache_mib", kv_mib},
+        {"peak_rss_mib", peak_rss_mib}};
     fmt::print("{}\n", j.dump());
     return;
   }
@@ -181,10 +182,10 @@ void run_bench(BenchOptions& o) {
     features += (features.empty() ? "" : " ") + f;
   fmt::print("cpu              {} ({})\n", kernels::cpu_model_name(), features);
   fmt::print(
-      "machine          {} threads, SIMD {} (quantized: {}), read bandwidth {:.1f}-{:.1f} GB/s "
-      "(the weights read {} times beside decode)\n",
-      pool.size(), kernels::simd_target_name(), kernels::quant_simd_name(), worst_bw, best_bw,
-      readings);
+      "machine          {} threads, SIMD {} (quantized: {}; decode prefetch {} bytes ahead), read "
+      "bandwidth {:.1f}-{:.1f} GB/s (the weights read {} times beside decode)\n",
+      pool.size(), kernels::simd_target_name(), kernels::quant_simd_name(),
+      kernels::decode_ahead_bytes(), worst_bw, best_bw, readings);
   if (o.model.bf16_activations)
     fmt::print("bf16 activations on: BF16 matrices multiply bf16-rounded inputs ({} kernel)\n",
                kernels::bf16_dot_kernel());
@@ -197,8 +198,8 @@ void run_bench(BenchOptions& o) {
   fmt::print(
       "roofline         {:.2f} tokens/s at the bandwidth beside each stretch of {} tokens: decode "
       "reaches {:.1f}% of it ({:.1f}% of {:.2f} tokens/s at the best reading)\n",
-      roofline_tps, kStretch, 100.0 * decode_tps / roofline_tps, 100.0 * decode_tps / best_roofline_tps,
-      best_roofline_tps);
+      roofline_tps, kStretch, 100.0 * decode_tps / roofline_tps,
+      100.0 * decode_tps / best_roofline_tps, best_roofline_tps);
   fmt::print(
       "memory           peak RSS {:.0f} MiB = {:.2f} x (weights {:.0f} MiB + {} KV cache {:.1f} "
       "MiB)\n",

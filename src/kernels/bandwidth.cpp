@@ -56,8 +56,8 @@ double read_pass(ThreadPool& pool, std::span<const std::span<const std::uint8_t>
   pool.parallel_for(
       starts.back(),
       [&](std::size_t b, std::size_t e) {
-        std::size_t i = static_cast<std::size_t>(
-            std::upper_bound(starts.begin(), starts.end(), b) - starts.begin() - 1);
+        std::size_t i = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), b) -
+                                                 starts.begin() - 1);
         std::uint32_t sum = 0;
         for (; b < e; ++i) {
           const std::size_t end = std::min(e, starts[i + 1]);

@@ -3,7 +3,13 @@
 
 #include <cpuid.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <fstream>
+#include <string_view>
+
+#include "core/error.h"
 
 namespace ls::kernels {
 
@@ -59,6 +65,25 @@ std::vector<std::string> cpu_features() {
   for (const Feature& f : all)
     if (f.has) out.emplace_back(f.name);
   return out;
+}
+
+namespace {
+std::size_t choose_decode_ahead_bytes() {
+  if (const char* env = std::getenv("LS_DECODE_PREFETCH")) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (end == env || *end != '\0' || v < 64 || v > 65536 || v % 64 != 0)
+      fail("LS_DECODE_PREFETCH: expected bytes, a multiple of 64 from 64 to 65536, got '{}'", env);
+    return static_cast<std::size_t>(v);
+  }
+  const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);  // 0 or -1 when unknown
+  return l1d >= 48 * 1024 ? 8192 : 4096;
+}
+}  // namespace
+
+std::size_t decode_ahead_bytes() {
+  static const std::size_t bytes = choose_decode_ahead_bytes();
+  return bytes;
 }
 
 }  // namespace ls::kernels

@@ -42,9 +42,10 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
   for (int t = 0; t < T; ++t) a[t] = _mm256_setzero_ps();
   // One token over block-interleaved groups streams the matrix: prefetch ahead, a block at a time.
   const bool stream = T == 1 && block_step == 8 * w_stride;
+  const std::size_t ahead = decode_ahead_bytes();
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint8_t* w0 = w + b * block_step;
-    if (stream) prefetch_ahead(w0, block_step);
+    if (stream) prefetch_ahead(w0, ahead, block_step);
     __m256i isum[T][8];
     for (int r = 0; r < 8; ++r) {
       const std::uint8_t* wb = w0 + r * w_stride;

@@ -10,6 +10,7 @@
 
 #include <immintrin.h>
 
+#include "kernels/cpu_info.h"
 #include "kernels/quant.h"
 
 namespace ls::kernels::quant_detail {
@@ -185,13 +186,13 @@ LS_AVX2 inline __m256 gather_scales(const std::uint8_t* p) {
 LS_AVX2 inline __m256i load256(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
-// Decode's software prefetch over a stream of weight blocks: each block asks for the bytes this
-// far on (interleave_simd.inc explains the distance), which the kernel reaches a few blocks later.
-constexpr std::size_t kDecodeAheadBytes = 4096;
-// The lines of [p + kDecodeAheadBytes, + bytes), into L1.
-inline void prefetch_ahead(const std::uint8_t* p, std::size_t bytes) {
+// Decode's software prefetch over a stream of weight blocks: each block asks for the bytes
+// decode_ahead_bytes() further on (interleave_simd.inc explains why a distance in bytes), which
+// the kernel reaches a few blocks later (cpu_info.h says how far on each CPU).
+// The lines of [p + ahead, + bytes), into L1.
+inline void prefetch_ahead(const std::uint8_t* p, std::size_t ahead, std::size_t bytes) {
   for (std::size_t i = 0; i < bytes; i += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(p + kDecodeAheadBytes + i), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(p + ahead + i), _MM_HINT_T0);
 }
 
 LS_AVX2 inline __m128i load128(const void* p) {

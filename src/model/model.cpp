@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "kernels/cpu_info.h"
 #include "model/gguf_metadata.h"
 #include "model/gguf_split.h"
 #include "model/tensor_names.h"
@@ -47,6 +48,9 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, const Load
         path_, n, config_.model_type, config_.num_hidden_layers, config_.head_dim);
   }
   if (options.repack) repacked_bytes_ = repack_weights(weights_, repacked_, options.huge_pages);
+  // Read here, on the caller's thread: a bad LS_DECODE_PREFETCH is a load error, not a throw
+  // from the first product's worker threads.
+  kernels::decode_ahead_bytes();
   if (options.bf16_activations) {
     const auto mark = [](TensorView& t) { t.bf16_activations = t.dtype == DType::BF16; };
     mark(weights_.lm_head);

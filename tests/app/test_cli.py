@@ -391,6 +391,18 @@ def main():
         if j["kv_type"] != kv_type.upper() or abs(j["kv_cache_mib"] - want_mib) > 1e-9:
             failures.append(("bench --kv-type", kv_type, j["kv_type"], j["kv_cache_mib"], want_mib))
 
+    # LS_DECODE_PREFETCH: the decode kernels' prefetch distance, reported by bench; a value that is
+    # not a multiple of 64 in [64, 65536] is an error at load naming the variable (exit 1, no crash).
+    r = run(["bench", "--model", model, "--prompt-tokens", "4", "--gen-tokens", "1", "--threads", "2", "--json"],
+            env=dict(os.environ, LS_DECODE_PREFETCH="12288"))
+    ok("LS_DECODE_PREFETCH=12288 is used", r.returncode == 0 and json.loads(r.stdout)["decode_prefetch_bytes"] == 12288,
+       (r.returncode, r.stdout[-200:], r.stderr[-200:]))
+    for bad in ("100", "0", "131072", "8k", ""):
+        r = run(["bench", "--model", model, "--prompt-tokens", "4", "--gen-tokens", "1", "--threads", "2"],
+                env=dict(os.environ, LS_DECODE_PREFETCH=bad))
+        ok(f"LS_DECODE_PREFETCH={bad!r} refused", r.returncode == 1 and "LS_DECODE_PREFETCH" in r.stderr
+           and "multiple of 64" in r.stderr and "terminate" not in r.stderr, (r.returncode, r.stderr[-300:]))
+
     # bench --json has every figure, each a positive number.
     r = run(["bench", "--model", model, "--prompt-tokens", "8", "--gen-tokens", "4", "--threads", "1", "--json"])
     assert r.returncode == 0, r.stderr
