@@ -35,8 +35,14 @@ def main():
     print("| " + " | ".join(row) + " |")
     if len(short) > 1:
         spread = lambda v: f"{min(v):.1f}-{max(v):.1f}"
+        # The roofline beside each stretch, and (bench since December 2026) the best reading's.
+        roof = ""
+        if all("decode_fraction_of_best_bandwidth" in r for r in short):
+            pct = lambda k: spread([100 * r[k] for r in short])
+            roof = (f", tg % of roofline {pct('decode_fraction_of_roofline')} "
+                    f"(of the best reading {pct('decode_fraction_of_best_bandwidth')})")
         print(f"<!-- {weights}: {len(short)} runs, ours pp128 {spread(pp128)}, "
-              f"pp1024 {spread(pp1024)}, tg64 {spread(tg)} -->")
+              f"pp1024 {spread(pp1024)}, tg64 {spread(tg)}{roof} -->")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,13 @@ def main():
     assert cells == want, (cells, want)
     assert rest == ["<!-- q4_0: 3 runs, ours pp128 280.0-350.0, pp1024 200.0-250.0, "
                     "tg64 80.0-120.0 -->"], rest
+    # With the best reading's fraction (bench since December 2026), the comment gives both spreads.
+    best = [json.dumps(dict(json.loads(r), decode_fraction_of_best_bandwidth=f)) for r, f in
+            zip(short, (0.45, 0.35, 0.55))]
+    cells, rest = row(script, best, long, their)
+    assert cells == want, (cells, want)
+    assert rest == ["<!-- q4_0: 3 runs, ours pp128 280.0-350.0, pp1024 200.0-250.0, "
+                    "tg64 80.0-120.0, tg % of roofline 40.0-60.0 (of the best reading 35.0-55.0) -->"], rest
     cells, rest = row(script, short[:1], long[:1], [])
     assert cells == ["qwen2.5-0.5b", "q4_0", "2", "300.0", "250.0", "100.00", "50.0", "1.10"], cells
     assert rest == [], rest
