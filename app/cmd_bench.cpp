@@ -113,7 +113,7 @@ void run_bench(BenchOptions& o) {
   const auto regions = weights_per_token(*model);
   std::size_t per_token = 0;
   for (const auto& r : regions) per_token += r.size();
-  double before = kernels::read_pass(pool, regions);
+  double before = kernels::read_pass(pool, regions).gb_per_s;
   double best_bw = before, worst_bw = before, decode_s = 0, roofline_s = 0;
   std::optional<Progress> progress(std::in_place, "bench decode",
                                    static_cast<std::size_t>(o.gen_tokens));
@@ -126,7 +126,7 @@ void run_bench(BenchOptions& o) {
       progress->advance();
     }
     decode_s += seconds_since(t0);
-    const double after = kernels::read_pass(pool, regions);
+    const double after = kernels::read_pass(pool, regions).gb_per_s;
     roofline_s += n * static_cast<double>(per_token) / (std::max(before, after) * 1e9);
     best_bw = std::max(best_bw, after);
     worst_bw = std::min(worst_bw, after);

@@ -7,6 +7,8 @@
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
+#include <cstring>
+
 #include "kernels/bandwidth.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -25,7 +27,11 @@ uint32_t ReadSum(const uint32_t* HWY_RESTRICT p, size_t n) {
     a3 = hn::Add(a3, hn::Add(hn::LoadU(d, p + i + 3 * N), hn::LoadU(d, p + i + 7 * N)));
   }
   uint32_t sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
-  for (; i < n; ++i) sum += p[i];
+  for (; i < n; ++i) {  // (regions need not be 4-byte aligned)
+    uint32_t v;
+    std::memcpy(&v, p + i, sizeof v);
+    sum += v;
+  }
   return sum;
 }
 
@@ -46,9 +52,9 @@ namespace ls::kernels {
 
 HWY_EXPORT(ReadSum);
 
-double read_pass(ThreadPool& pool, std::span<const std::span<const std::uint8_t>> regions) {
-  // The regions as one sequence of 32-bit words (a last 1-3 bytes of a region are not read),
-  // split over the threads in one loop: the machine's rate, not that of many short loops.
+ReadPass read_pass(ThreadPool& pool, std::span<const std::span<const std::uint8_t>> regions) {
+  // The regions as one sequence of 32-bit words, split over the threads in one loop: the
+  // machine's rate, not that of many short loops.
   std::vector<std::size_t> starts{0};  // starts[i]: region i's first word in the sequence
   for (const auto& r : regions) starts.push_back(starts.back() + r.size() / sizeof(std::uint32_t));
   std::atomic<std::uint32_t> sink{0};  // keeps the loads
@@ -70,7 +76,7 @@ double read_pass(ThreadPool& pool, std::span<const std::span<const std::uint8_t>
       4096);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double bytes = static_cast<double>(starts.back() * sizeof(std::uint32_t));
-  return secs > 0 ? bytes / secs / 1e9 : 0.0;
+  return {secs > 0 ? bytes / secs / 1e9 : 0.0, sink.load()};
 }
 
 BandwidthResult measure_read_bandwidth(ThreadPool& pool, std::size_t bytes, int passes) {
@@ -84,7 +90,8 @@ BandwidthResult measure_read_bandwidth(ThreadPool& pool, std::size_t bytes, int 
   r.bytes = bytes;
   r.passes = passes;
   const std::span<const std::uint8_t> all(mem.data(), bytes);
-  for (int p = 0; p < passes; ++p) r.gb_per_s = std::max(r.gb_per_s, read_pass(pool, {&all, 1}));
+  for (int p = 0; p < passes; ++p)
+    r.gb_per_s = std::max(r.gb_per_s, read_pass(pool, {&all, 1}).gb_per_s);
   return r;
 }
 

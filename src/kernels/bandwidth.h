@@ -20,9 +20,15 @@ struct BandwidthResult {
   int passes = 0;
 };
 
+struct ReadPass {
+  double gb_per_s = 0;    // 1e9 bytes per second
+  std::uint32_t sum = 0;  // of every whole 32-bit word read (little-endian, wrapping): the proof
+                          // that each was read once
+};
 // One pass over `regions` in order, as one sequence split over the threads in one loop (many
-// short loops would measure the pool's hand-overs too): 1e9 bytes per second.
-double read_pass(ThreadPool& pool, std::span<const std::span<const std::uint8_t>> regions);
+// short loops would measure the pool's hand-overs too). A region's last 1-3 bytes past its whole
+// words are not read; regions need no alignment.
+ReadPass read_pass(ThreadPool& pool, std::span<const std::span<const std::uint8_t>> regions);
 
 BandwidthResult measure_read_bandwidth(ThreadPool& pool, std::size_t bytes = std::size_t{1} << 30,
                                        int passes = 5);
