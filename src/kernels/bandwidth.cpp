@@ -26,7 +26,12 @@ uint32_t ReadSum(const uint32_t* HWY_RESTRICT p, size_t n) {
     a2 = hn::Add(a2, hn::Add(hn::LoadU(d, p + i + 2 * N), hn::LoadU(d, p + i + 6 * N)));
     a3 = hn::Add(a3, hn::Add(hn::LoadU(d, p + i + 3 * N), hn::LoadU(d, p + i + 7 * N)));
   }
-  uint32_t sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+  // The lanes summed here as unsigned (wrapping) words: GCC's _mm512_reduce_add_epi32, under
+  // Highway's SumOfLanes, adds them as signed ints, an overflow UBSan reports.
+  HWY_ALIGN uint32_t lane[hn::MaxLanes(d)];
+  hn::Store(hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)), d, lane);
+  uint32_t sum = 0;
+  for (size_t j = 0; j < N; ++j) sum += lane[j];
   for (; i < n; ++i) {  // (regions need not be 4-byte aligned)
     uint32_t v;
     std::memcpy(&v, p + i, sizeof v);
