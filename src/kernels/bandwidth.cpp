@@ -48,7 +48,6 @@ HWY_AFTER_NAMESPACE();
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <vector>
 
 #include "core/huge_page_buffer.h"

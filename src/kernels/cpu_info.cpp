@@ -7,7 +7,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <string_view>
 
 #include "core/error.h"
 
