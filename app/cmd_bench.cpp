@@ -3,6 +3,8 @@
 // so (read bandwidth / weight bytes per token) is the decode ceiling ("roofline"). The
 // bandwidth is read from the weights themselves between stretches of decode, since a shared
 // machine's bandwidth drifts within seconds: each stretch meets the limit of its own moment.
+// Decode starts from --depth tokens of context (0: a new sequence, as llama-bench's tg does);
+// the KV cache it reads at each position counts in the roofline's bytes beside the weights.
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -38,6 +40,7 @@ struct BenchOptions {
   ModelOptions model;
   int prompt_tokens = 128;
   int gen_tokens = 64;
+  int depth = 0;  // tokens of context decode starts from (llama-bench's -d)
   // Prompt tokens per forward pass: the engine's default, which every command runs with.
   int chunk_tokens = static_cast<int>(engine::EngineOptions{}.max_chunk_tokens);
   bool json = false;
@@ -85,13 +88,23 @@ double peak_rss_mib_now() {
 void run_bench(BenchOptions& o) {
   if (o.prompt_tokens < 1 || o.gen_tokens < 1 || o.chunk_tokens < 1)
     fail("--prompt-tokens, --gen-tokens and --chunk-tokens must be at least 1");
+  if (o.depth < 0) fail("--depth: expected 0 or more tokens, got {}", o.depth);
   ThreadPool pool(o.model.threads);
   reset_peak_rss();  // count only the model from here on
   resolve_model(o.model);
   auto model = Model::load(o.model.model, load_options(o.model));
 
-  // A deterministic pseudo-random prompt of ordinary token ids.
-  std::vector<std::int32_t> prompt(static_cast<std::size_t>(o.prompt_tokens));
+  const ModelConfig& c = model->config();
+  const std::int64_t context = std::int64_t{o.depth} + o.gen_tokens;
+  if (context > c.max_position_embeddings)
+    fail(
+        "--depth + --gen-tokens: expected at most {} positions (the model's "
+        "max_position_embeddings), got {}",
+        c.max_position_embeddings, context);
+
+  // A deterministic pseudo-random prompt of ordinary token ids (its first --depth tokens are
+  // decode's context).
+  std::vector<std::int32_t> prompt(static_cast<std::size_t>(std::max(o.prompt_tokens, o.depth)));
   std::uint32_t x = 12345;
   for (auto& t : prompt) t = static_cast<std::int32_t>((x = x * 1664525u + 1013904223u) % 150000u);
 
@@ -102,8 +115,23 @@ void run_bench(BenchOptions& o) {
   engine.feed(1, std::span(prompt).first(std::min<std::size_t>(prompt.size(), 8)));
   engine.release(1);
   auto t0 = std::chrono::steady_clock::now();
-  auto logits = engine.feed(0, prompt);
+  auto logits = engine.feed(0, std::span(prompt).first(static_cast<std::size_t>(o.prompt_tokens)));
   const double prefill_s = seconds_since(t0);
+
+  // The sequence decode extends: the prompt itself when --depth is its length; else a new one
+  // holding the first --depth tokens (fed untimed; the prompt's blocks are reused for it) or,
+  // at depth 0, nothing: its first decode step feeds the prompt's first token.
+  int seq = 0;
+  std::int32_t next = prompt[0];
+  if (o.depth != o.prompt_tokens) {
+    engine.release(0);
+    seq = 2;
+    if (o.depth > 0)
+      next = top_ids(engine.feed(seq, std::span(prompt).first(static_cast<std::size_t>(o.depth))),
+                     1)[0];
+  } else {
+    next = top_ids(logits, 1)[0];
+  }
 
   // Decode in stretches of kStretch tokens, the weights read once by the bandwidth probe (in
   // decode's order: no head start from the caches) before the first stretch and after each. A
@@ -113,6 +141,10 @@ void run_bench(BenchOptions& o) {
   const auto regions = weights_per_token(*model);
   std::size_t per_token = 0;
   for (const auto& r : regions) per_token += r.size();
+  // KV bytes a decode step reads per position of context: K and V of every layer's KV heads.
+  const double kv_per_position = 2.0 * static_cast<double>(c.num_hidden_layers * c.kv_dim()) *
+                                 static_cast<double>(dtype_size(model->kv_type()));
+  double kv_read = 0;  // bytes of KV cache read by all decode steps
   double before = kernels::read_pass(pool, regions).gb_per_s;
   double best_bw = before, worst_bw = before, decode_s = 0, roofline_s = 0;
   std::optional<Progress> progress(std::in_place, "bench decode",
@@ -121,13 +153,17 @@ void run_bench(BenchOptions& o) {
     const int n = std::min(kStretch, o.gen_tokens - done);
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; ++i) {
-      const std::int32_t next = top_ids(logits, 1)[0];
-      logits = engine.feed(0, std::span(&next, 1));
+      logits = engine.feed(seq, std::span(&next, 1));
+      next = top_ids(logits, 1)[0];
       progress->advance();
     }
     decode_s += seconds_since(t0);
     const double after = kernels::read_pass(pool, regions).gb_per_s;
-    roofline_s += n * static_cast<double>(per_token) / (std::max(before, after) * 1e9);
+    // Steps done+1 .. done+n attend over depth+done+1 .. depth+done+n positions.
+    const double positions = n * (o.depth + done + (n + 1) / 2.0);
+    kv_read += positions * kv_per_position;
+    roofline_s += (n * static_cast<double>(per_token) + positions * kv_per_position) /
+                  (std::max(before, after) * 1e9);
     best_bw = std::max(best_bw, after);
     worst_bw = std::min(worst_bw, after);
     before = after;
@@ -140,9 +176,12 @@ void run_bench(BenchOptions& o) {
   const double prefill_tps = o.prompt_tokens / prefill_s;
   const double decode_tps = o.gen_tokens / decode_s;
   const double roofline_tps = o.gen_tokens / roofline_s;
-  const double best_roofline_tps = best_bw * 1e9 / static_cast<double>(per_token);
+  const double kv_per_token = kv_read / o.gen_tokens;  // mean over the decode steps
+  const double best_roofline_tps = best_bw * 1e9 / (static_cast<double>(per_token) + kv_per_token);
   const double file_mib = static_cast<double>(model->weight_bytes()) / (1 << 20);
-  const double kv_mib = static_cast<double>(engine.kv_usage().bytes_in_use) / (1 << 20);
+  // The KV memory the engine holds: the blocks in use and those kept for reuse (the prompt's,
+  // when decode ran in a new sequence), all of them in the peak RSS.
+  const double kv_mib = static_cast<double>(engine.kv_usage().bytes_reserved) / (1 << 20);
 
   if (o.json) {
     nlohmann::ordered_json j = {
@@ -158,10 +197,12 @@ void run_bench(BenchOptions& o) {
         {"bf16_kernel", kernels::bf16_dot_kernel()},
         {"prompt_tokens", o.prompt_tokens},
         {"gen_tokens", o.gen_tokens},
+        {"depth", o.depth},
         {"chunk_tokens", std::min(o.chunk_tokens, o.prompt_tokens)},
         {"prefill_tokens_per_s", prefill_tps},
         {"decode_tokens_per_s", decode_tps},
         {"weight_bytes_per_token", per_token},
+        {"kv_bytes_per_token", kv_per_token},
         {"read_bandwidth_gb_per_s", best_bw},
         {"read_bandwidth_min_gb_per_s", worst_bw},
         {"bandwidth_readings", readings},
@@ -191,10 +232,12 @@ void run_bench(BenchOptions& o) {
                kernels::bf16_dot_kernel());
   fmt::print("prefill          {} tokens in {:.3f} s = {:.1f} tokens/s\n", o.prompt_tokens,
              prefill_s, prefill_tps);
-  fmt::print("decode           {} tokens in {:.3f} s = {:.2f} tokens/s\n", o.gen_tokens, decode_s,
-             decode_tps);
-  fmt::print("bytes per token  {:.1f} MiB of weights read per decoded token\n",
-             static_cast<double>(per_token) / (1 << 20));
+  fmt::print("decode           {} tokens from {} tokens of context in {:.3f} s = {:.2f} tokens/s\n",
+             o.gen_tokens, o.depth, decode_s, decode_tps);
+  fmt::print(
+      "bytes per token  {:.1f} MiB of weights + {:.2f} MiB of KV cache (the mean) read per decoded "
+      "token\n",
+      static_cast<double>(per_token) / (1 << 20), kv_per_token / (1 << 20));
   fmt::print(
       "roofline         {:.2f} tokens/s at the bandwidth beside each stretch of {} tokens: decode "
       "reaches {:.1f}% of it ({:.1f}% of {:.2f} tokens/s at the best reading)\n",
@@ -218,6 +261,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--prompt-tokens", o->prompt_tokens, "Prompt length for prefill")
       ->capture_default_str();
   cmd->add_option("--gen-tokens", o->gen_tokens, "Tokens to decode")->capture_default_str();
+  cmd->add_option("--depth", o->depth,
+                  "Tokens of context decode starts from (0: a new sequence, as llama-bench's tg "
+                  "runs; the prompt's length: decode continues the prompt)")
+      ->capture_default_str();
   cmd->add_option("--chunk-tokens", o->chunk_tokens,
                   "Prompt tokens per forward pass during prefill (the commands' default; "
                   "llama-bench's n_ubatch is 512)")

@@ -1,5 +1,6 @@
 """One row of bench/run_matrix.sh's table: logitscope's pp128 + tg64 runs (SHORT) and pp1024 runs
-(LONG), one `bench --json` line per repetition, and llama-bench's `-o jsonl` records (THEIRS,
+(LONG; since December 2026 they also decode 64 tokens after the 1,024, `--depth 1024`), one
+`bench --json` line per repetition, and llama-bench's `-o jsonl` records (THEIRS,
 empty when there is none), from the environment; the shape and weight type as arguments. Each
 figure is the best of the repetitions, ours and theirs alike (a shared machine only ever makes a
 run slower); the spread of ours is printed after the table row as a comment line."""
@@ -24,7 +25,15 @@ def main():
     best = short[tg.index(max(tg))]
     rss = max(r["peak_rss_mib"] for r in short) / (s["weights_mib"] + s["kv_cache_mib"])
     row = [shape, weights, str(s["threads"]), f"{ours[0]:.1f}", f"{ours[1]:.1f}", f"{ours[2]:.2f}",
-           f"{100 * best['decode_fraction_of_roofline']:.1f}", f"{rss:.2f}"]
+           f"{100 * best['decode_fraction_of_roofline']:.1f}"]
+    # Decode after the 1,024-token prompt (llama-bench 4748 has no depth: ours alone).
+    deep = [r for r in long if r.get("depth", 0) > 0]
+    if deep:
+        top = max(deep, key=lambda r: r["decode_tokens_per_s"])
+        row += [f"{top['decode_tokens_per_s']:.2f}", f"{100 * top['decode_fraction_of_roofline']:.1f}"]
+    else:
+        row += ["-", "-"]
+    row.append(f"{rss:.2f}")
     theirs = lines("THEIRS")
     if theirs:
         def ts(n_prompt, n_gen):

@@ -4,7 +4,9 @@
 # threads for pp128 + tg64 and pp1024, in one table that names the CPU. Given a llama-bench
 # binary you built yourself outside this repository (LS_LLAMA_BENCH=/path/to/llama-bench), it
 # runs llama-bench on the same files with the same thread counts in the same run and adds
-# llama.cpp's figures and the ratios (ours / theirs). pp1024 runs in chunks of 512 tokens, as
+# llama.cpp's figures and the ratios (ours / theirs). tg64 decodes from an empty context, as
+# llama-bench's does; "tg64 d1024" decodes 64 tokens after the 1,024-token prompt (ours only:
+# llama-bench 4748 has no depth), its roofline counting the KV cache read beside the weights. pp1024 runs in chunks of 512 tokens, as
 # llama-bench's default n_ubatch does (the commands' own default chunk is 64). Models are made once in $LS_BENCH_MODELS
 # (default bench-models/, git-ignored).
 # Usage: bash bench/run_matrix.sh [build/app/logitscope]
@@ -26,9 +28,9 @@ mkdir -p "$models"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "logitscope: $("$bin" --version)${llama:+; llama-bench: $llama}"
 echo
-printf '| shape | weights | threads | pp128 tok/s | pp1024 tok/s | tg64 tok/s | tg %% of roofline | peak RSS / (weights + KV) |'
+printf '| shape | weights | threads | pp128 tok/s | pp1024 tok/s | tg64 tok/s | tg %% of roofline | tg64 d1024 tok/s | d1024 %% of roofline | peak RSS / (weights + KV) |'
 [ -n "$llama" ] && printf ' llama.cpp pp128 | pp1024 | tg64 | ratio pp128 | pp1024 | tg64 |'
-printf '\n|---|---|---|---|---|---|---|---|'
+printf '\n|---|---|---|---|---|---|---|---|---|---|'
 [ -n "$llama" ] && printf -- '---|---|---|---|---|---|'
 printf '\n'
 for shape in $shapes; do
@@ -42,8 +44,8 @@ for shape in $shapes; do
     for threads in $threads_list; do
       short="" long="" theirs=""
       for _ in $(seq "$repeat"); do  # ours and theirs alternate, so both see the same machine
-        short+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 128 --gen-tokens 64 --json "${flags[@]}")$'\n'
-        long+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 1024 --gen-tokens 1 --chunk-tokens 512 --json "${flags[@]}")$'\n'
+        short+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 128 --gen-tokens 64 --depth 0 --json "${flags[@]}")$'\n'
+        long+=$("$bin" bench --model "$model" --threads "$threads" --prompt-tokens 1024 --gen-tokens 64 --depth 1024 --chunk-tokens 512 --json "${flags[@]}")$'\n'
         if [ -n "$llama" ]; then
           theirs+=$("$llama" -m "$model" -t "$threads" -p 128,1024 -n 64 -r 1 -o jsonl 2> /dev/null)$'\n'
         fi

@@ -431,6 +431,31 @@ def main():
         failures.append(("bench weight_bytes_per_token", j["weight_bytes_per_token"], want))
     print("bench:", {k: j[k] for k in ("decode_tokens_per_s", "read_bandwidth_gb_per_s", "weight_bytes_per_token")})
 
+    # --depth: decode starts from that many tokens of context (default 0, a new sequence, as
+    # llama-bench's tg). A step at position p reads K and V of p + 1 positions of every layer:
+    # the mean over 4 steps from depth d is d + 2.5 positions (F32, from config.json alone).
+    kv_position = 2 * L * kv * 4
+    for depth, args in ((0, []), (8, ["--depth", "8"]), (20, ["--depth", "20"])):
+        r = run(["bench", "--model", model, "--prompt-tokens", "8", "--gen-tokens", "4", "--threads", "1",
+                 "--json"] + args)
+        j = json.loads(r.stdout) if r.returncode == 0 else {}
+        want_kv = (depth + 2.5) * kv_position
+        if j.get("depth") != depth or abs(j.get("kv_bytes_per_token", -1) - want_kv) > 1e-6:
+            failures.append(("bench --depth", depth, r.returncode, r.stderr[-200:], j.get("depth"),
+                             j.get("kv_bytes_per_token"), want_kv))
+        # The KV memory held counts the prompt's blocks, kept for reuse by decode's sequence:
+        # whole blocks of 16 positions for max(8 + the warm-up's, depth + 4).
+        want_mib = kv_position * 16 * (1 if depth + 4 <= 16 else 2) / 2**20
+        if abs(j.get("kv_cache_mib", -1) - want_mib) > 1e-9:
+            failures.append(("bench --depth kv_cache_mib", depth, j.get("kv_cache_mib"), want_mib))
+    r = run(["bench", "--model", model, "--prompt-tokens", "8", "--gen-tokens", "4", "--depth", "12",
+             "--threads", "1"])
+    ok("bench --depth 12: the text names the context", r.returncode == 0 and
+       "decode           4 tokens from 12 tokens of context" in r.stdout, r.stdout[-600:])
+    expect_error(["bench", "--model", model, "--depth", "-1"], "--depth: expected 0 or more tokens, got -1")
+    expect_error(["bench", "--model", model, "--depth", str(c["max_position_embeddings"])],
+                 "--depth + --gen-tokens: expected at most")
+
     if failures:
         print(f"{len(failures)} failure(s):")
         for f in failures:
