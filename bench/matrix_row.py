@@ -14,6 +14,13 @@ def lines(name):
     return [json.loads(l) for l in os.environ.get(name, "").splitlines() if l.strip()]
 
 
+def roof_cell(run):
+    """A run's % of the roofline; starred when bench found stretches of decode faster than the
+    bandwidth read on both sides of them (the machine's bandwidth moved: not a reliable figure)."""
+    star = "*" if run.get("stretches_above_roofline", 0) > 0 else ""
+    return f"{100 * run['decode_fraction_of_roofline']:.1f}{star}"
+
+
 def main():
     shape, weights = sys.argv[1], sys.argv[2]
     short, long = lines("SHORT"), lines("LONG")
@@ -25,12 +32,12 @@ def main():
     best = short[tg.index(max(tg))]
     rss = max(r["peak_rss_mib"] for r in short) / (s["weights_mib"] + s["kv_cache_mib"])
     row = [shape, weights, str(s["threads"]), f"{ours[0]:.1f}", f"{ours[1]:.1f}", f"{ours[2]:.2f}",
-           f"{100 * best['decode_fraction_of_roofline']:.1f}"]
+           roof_cell(best)]
     # Decode after the 1,024-token prompt (llama-bench 4748 has no depth: ours alone).
     deep = [r for r in long if r.get("depth", 0) > 0]
     if deep:
         top = max(deep, key=lambda r: r["decode_tokens_per_s"])
-        row += [f"{top['decode_tokens_per_s']:.2f}", f"{100 * top['decode_fraction_of_roofline']:.1f}"]
+        row += [f"{top['decode_tokens_per_s']:.2f}", roof_cell(top)]
     else:
         row += ["-", "-"]
     row.append(f"{rss:.2f}")

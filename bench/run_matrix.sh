@@ -6,9 +6,11 @@
 # runs llama-bench on the same files with the same thread counts in the same run and adds
 # llama.cpp's figures and the ratios (ours / theirs). tg64 decodes from an empty context, as
 # llama-bench's does; "tg64 d1024" decodes 64 tokens after the 1,024-token prompt (ours only:
-# llama-bench 4748 has no depth), its roofline counting the KV cache read beside the weights. pp1024 runs in chunks of 512 tokens, as
-# llama-bench's default n_ubatch does (the commands' own default chunk is 64). Models are made once in $LS_BENCH_MODELS
-# (default bench-models/, git-ignored).
+# llama-bench 4748 has no depth), its roofline counting the KV cache read beside the weights; a
+# starred % had stretches of decode faster than the bandwidth read beside them (not reliable).
+# pp1024 runs in chunks of 512 tokens, as llama-bench's default n_ubatch does (the commands' own
+# default chunk is 128). Models are made once in $LS_BENCH_MODELS (default bench-models/,
+# git-ignored).
 # Usage: bash bench/run_matrix.sh [build/app/logitscope]
 # Environment: LS_BENCH_SHAPES ("qwen2.5-0.5b qwen2.5-1.5b"), LS_BENCH_TYPES
 # ("bf16 f16 q8_0 q6_k q5_k q5_k_m q4_k q4_k_m q4_0 q5_0 q3_k_m q2_k"), LS_BENCH_THREADS ("1 2"),

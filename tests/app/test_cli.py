@@ -416,6 +416,9 @@ def main():
     # roofline beside each stretch is at most the best reading's.
     if j["bandwidth_readings"] != 2 or j["read_bandwidth_min_gb_per_s"] > j["read_bandwidth_gb_per_s"]:
         failures.append(("bench readings", j["bandwidth_readings"], j["read_bandwidth_min_gb_per_s"]))
+    # Stretches faster than the bandwidth read beside them are counted (one stretch of 4 tokens).
+    if j.get("stretches_above_roofline") not in (0, 1):
+        failures.append(("bench stretches_above_roofline", j.get("stretches_above_roofline")))
     best_roofline = j["read_bandwidth_gb_per_s"] * 1e9 / j["weight_bytes_per_token"]
     if j["decode_roofline_tokens_per_s"] > best_roofline * (1 + 1e-9):
         failures.append(("bench roofline above the best reading", j["decode_roofline_tokens_per_s"], best_roofline))

@@ -55,6 +55,11 @@ def main():
     cells, rest = row(script, short[:1], deep, [])
     assert cells == ["qwen2.5-0.5b", "q4_0", "2", "300.0", "250.0", "100.00", "50.0", "95.00",
                      "40.0", "1.10"], cells
+    # A run whose stretches beat the bandwidth read beside them has its % starred (not reliable).
+    moved = [ours(300.0, 100.0, stretches_above_roofline=2)]
+    deep_moved = [ours(250.0, 90.0, depth=1024, stretches_above_roofline=1)]
+    cells, rest = row(script, moved, deep_moved, [])
+    assert cells[6] == "50.0*" and cells[8] == "45.0*", cells
     print("1 passed, 0 failed")
 
 
