@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -36,6 +37,19 @@ HugePageBuffer::HugePageBuffer(std::size_t bytes) : size_(bytes) {
   data_ = reinterpret_cast<std::uint8_t*>(start);
   // Advice only: refused (THP disabled, an old kernel), the buffer works on normal pages.
   advised_ = ::madvise(data_, mapped_, MADV_HUGEPAGE) == 0;
+}
+
+void HugePageBuffer::populate(std::size_t offset, std::size_t bytes) const {
+#ifdef MADV_POPULATE_WRITE
+  if (bytes == 0 || offset >= size_) return;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t begin = offset / page * page;
+  const std::size_t end = std::min(mapped_, (offset + bytes + page - 1) / page * page);
+  (void)::madvise(data_ + begin, end - begin, MADV_POPULATE_WRITE);  // advice: failure is harmless
+#else
+  (void)offset;
+  (void)bytes;
+#endif
 }
 
 HugePageBuffer::~HugePageBuffer() {

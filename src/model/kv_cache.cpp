@@ -56,6 +56,10 @@ std::int32_t KvBlockPool::allocate() {
       slabs_.emplace_back(bytes);
       slab_used_ = 0;
     }
+    // The block's pages backed now, in one call rather than one fault per 4 KiB page in the
+    // forward pass that first writes them (a 128-token prompt at the 0.5B shape: 8 blocks,
+    // ~770 pages).
+    slabs_.back().populate(slab_used_, block_bytes_);
     blocks_.push_back(slabs_.back().data() + slab_used_);
     slab_used_ += block_bytes_;
     refs_.push_back(0);

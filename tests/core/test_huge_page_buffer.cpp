@@ -1,13 +1,18 @@
 // HugePageBuffer gives writable memory of the asked size starting on a 2 MiB boundary, advised
 // for huge pages whenever the kernel's THP mode allows it (read from sysfs, not from the class),
-// and moves without copying.
+// moves without copying, and populates exactly the pages of a range it is asked to (mincore).
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/huge_page_buffer.h"
 
@@ -62,6 +67,33 @@ TEST(HugePageBuffer, EmptyAndMoved) {
   EXPECT_EQ(c.data(), p);
   EXPECT_EQ(c.size(), 100u);
   EXPECT_EQ(b.data(), nullptr);
+}
+
+// populate(offset, bytes) backs the pages that hold [offset, offset + bytes) and no others, and
+// leaves them zero. 1 MiB: too short for a huge page, so residency is per 4 KiB page.
+TEST(HugePageBuffer, PopulateBacksExactlyItsPages) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  void* probe = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(probe, MAP_FAILED);
+  const bool supported = ::madvise(probe, page, MADV_POPULATE_WRITE) == 0;
+  const int err = errno;
+  ::munmap(probe, page);
+  if (!supported) GTEST_SKIP() << "MADV_POPULATE_WRITE refused (errno " << err << "): Linux < 5.14";
+
+  const std::size_t pages = (std::size_t{1} << 20) / page;
+  ls::HugePageBuffer b(pages * page);
+  std::vector<unsigned char> resident(pages);
+  ASSERT_EQ(::mincore(b.data(), pages * page, resident.data()), 0);
+  for (std::size_t i = 0; i < pages; ++i) ASSERT_EQ(resident[i] & 1, 0) << "page " << i;
+  b.populate(page + 100, 3 * page);  // pages 1, 2, 3 and 4
+  ASSERT_EQ(::mincore(b.data(), pages * page, resident.data()), 0);
+  for (std::size_t i = 0; i < pages; ++i)
+    EXPECT_EQ(resident[i] & 1, i >= 1 && i <= 4 ? 1 : 0) << "page " << i;
+  for (std::size_t i = page; i < 5 * page; ++i) ASSERT_EQ(b.data()[i], 0) << i;
+  b.populate(pages * page, page);  // past the end: nothing
+  b.populate(0, 0);
+  ASSERT_EQ(::mincore(b.data(), pages * page, resident.data()), 0);
+  EXPECT_EQ(resident[0] & 1, 0);
 }
 
 }  // namespace
