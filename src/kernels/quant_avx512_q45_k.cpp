@@ -118,10 +118,15 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
                 offsetof(Block, scales) == 4);  // headers8's
   const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
   const __m512i shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
-  __m512i pick[4];  // word g of the scales: [scale 2g x 16 | scale 2g + 1 x 16]
+  // The scales of sub-blocks 2g and 2g + 1 as int16 words, [scale 2g x 16 | scale 2g + 1 x 16]:
+  // an in-lane byte shuffle (vpshufb) of the row's scale bytes, broadcast to every 128-bit lane,
+  // with these controls (byte 2g or 2g + 1, then a zero: an index with the high bit set). It
+  // replaced a vpermw of the scales widened to words (AMD EPYC Zen 5, 0.5B shape, 2 threads,
+  // medians of 3 alternating runs: Q5_K decode 151 -> 164 tok/s; Q4_K unchanged).
+  __m512i pick[4];
   for (int g = 0; g < 4; ++g)
-    pick[g] = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(2 * g)),
-                                 _mm256_set1_epi16(static_cast<short>(2 * g + 1)), 1);
+    pick[g] = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(0x8000 | (2 * g))),
+                                 _mm256_set1_epi16(static_cast<short>(0x8000 | (2 * g + 1))), 1);
   __m256 a[T], m[T];
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) a[t] = m[t] = _mm256_setzero_ps();
@@ -135,7 +140,7 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
     const Headers8 head = headers8(w0, w_stride);
     for (int r = 0; r < 8; ++r) {
       const std::uint8_t* wb = w0 + r * w_stride;
-      const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(head.sm[r]));
+      const __m512i sc = _mm512_broadcast_i32x4(head.sm[r]);
       __m512i acc[T], qh;
       if constexpr (kQ5)  // the 32 high-bit bytes in both halves, for the four groups
         qh = _mm512_broadcast_i64x4(
@@ -153,7 +158,7 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
                                  _mm256_set1_epi8(static_cast<char>(1 << (2 * g + 1))), 1);
           q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh, bit), q, sixteen);
         }
-        const __m512i s = _mm512_permutexvar_epi16(pick[g], sc16);
+        const __m512i s = _mm512_shuffle_epi8(sc, pick[g]);
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const __m512i y = _mm512_loadu_si512(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g);
