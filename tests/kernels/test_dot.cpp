@@ -303,7 +303,7 @@ TEST(Dot, TilesEqualSingleDotsBitForBit) {
   std::normal_distribution<float> nd(0, 1);
   for (auto type : {ls::DType::F32, ls::DType::BF16, ls::DType::F16}) {
     for (std::size_t n : {1u, 7u, 8u, 37u, 896u}) {
-      const int rows = 9, toks = 13;  // 6 + 6 + 1 on AVX-512, 2 x 6 + 1 on AVX2
+      const int rows = 9, toks = 13;  // 6 + 4 + 3 on AVX-512, 5 x 2 + 2 + 1 on AVX2
       const std::size_t es = ls::dtype_size(type);
       std::vector<float> wf(rows * n), x(toks * n);
       for (auto& e : wf) e = nd(rng);
