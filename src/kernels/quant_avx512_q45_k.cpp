@@ -106,6 +106,61 @@ LS_AVX512VNNI inline __m256i min_sums8(const Headers8& head, const std::uint8_t*
   return _mm512_castsi512_si256(_mm512_permutex2var_epi32(s[0], first, s[1]));
 }
 
+// The scales of sub-blocks 2g and 2g + 1 as int16 words, [scale 2g x 16 | scale 2g + 1 x 16]:
+// an in-lane byte shuffle (vpshufb) of the row's scale bytes, broadcast to every 128-bit lane,
+// with these controls (byte 2g or 2g + 1, then a zero: an index with the high bit set). It
+// replaced a vpermw of the scales widened to words (AMD EPYC Zen 5, 0.5B shape, 2 threads,
+// medians of 3 alternating runs: Q5_K decode 151 -> 164 tok/s; Q4_K unchanged).
+struct ScalePicks {
+  __m512i g[4];
+};
+LS_AVX512VNNI inline ScalePicks scale_picks() {
+  ScalePicks p;
+  for (int g = 0; g < 4; ++g)
+    p.g[g] = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(0x8000 | (2 * g))),
+                                _mm256_set1_epi16(static_cast<short>(0x8000 | (2 * g + 1))), 1);
+  return p;
+}
+
+// isum[t] = the 16 int32 lanes whose sum is row wb's block against token t's block b: per group
+// of 64 weights one maddubs and one vpdpwssd with the sub-blocks' scales (sm: the row's decoded
+// scales, headers8).
+template <bool kQ5, int T>
+LS_AVX512VNNI __attribute__((always_inline)) inline void row_block(
+    const std::uint8_t* wb, __m128i sm, const ScalePicks& pick, const std::uint8_t* const* xrows,
+    std::size_t b, __m512i* isum, std::size_t isum_stride) {
+  using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
+  const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
+  const __m512i shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+  const __m512i sc = _mm512_broadcast_i32x4(sm);
+  __m512i acc[T], qh;
+  if constexpr (kQ5)  // the 32 high-bit bytes in both halves, for the four groups
+    qh = _mm512_broadcast_i64x4(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + offsetof(BlockQ5_K, qh))));
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; ++g) {
+    const __m512i q2 = _mm512_broadcast_i64x4(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + offsetof(Block, qs) + 32 * g)));
+    __m512i q = _mm512_and_si512(_mm512_srlv_epi16(q2, shift), m4);
+    if constexpr (kQ5) {  // element i of either half: bit 2g (low) or 2g + 1 (high) of qh[i]
+      const __m512i bit =
+          _mm512_inserti64x4(_mm512_set1_epi8(static_cast<char>(1 << (2 * g))),
+                             _mm256_set1_epi8(static_cast<char>(1 << (2 * g + 1))), 1);
+      q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh, bit), q, sixteen);
+    }
+    const __m512i s = _mm512_shuffle_epi8(sc, pick.g[g]);
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+      const __m512i y = _mm512_loadu_si512(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g);
+      acc[t] = _mm512_dpwssd_epi32(acc[t], _mm512_maddubs_epi16(q, y), s);
+    }
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) isum[t * isum_stride] = acc[t];
+}
+
 // Row r's block b at w + b * block_step + r * w_stride: the file's rows (block_step = the block's
 // bytes, w_stride = the row's) or a block-interleaved group (the 8 rows' blocks b side by side:
 // block_step = 8 blocks, w_stride = one), which decode reads as one stream.
@@ -116,17 +171,7 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
   using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
   static_assert(offsetof(Block, d) == 0 && offsetof(Block, dmin) == 2 &&
                 offsetof(Block, scales) == 4);  // headers8's
-  const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
-  const __m512i shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
-  // The scales of sub-blocks 2g and 2g + 1 as int16 words, [scale 2g x 16 | scale 2g + 1 x 16]:
-  // an in-lane byte shuffle (vpshufb) of the row's scale bytes, broadcast to every 128-bit lane,
-  // with these controls (byte 2g or 2g + 1, then a zero: an index with the high bit set). It
-  // replaced a vpermw of the scales widened to words (AMD EPYC Zen 5, 0.5B shape, 2 threads,
-  // medians of 3 alternating runs: Q5_K decode 151 -> 164 tok/s; Q4_K unchanged).
-  __m512i pick[4];
-  for (int g = 0; g < 4; ++g)
-    pick[g] = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(0x8000 | (2 * g))),
-                                 _mm256_set1_epi16(static_cast<short>(0x8000 | (2 * g + 1))), 1);
+  const ScalePicks pick = scale_picks();
   __m256 a[T], m[T];
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) a[t] = m[t] = _mm256_setzero_ps();
@@ -138,35 +183,16 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
     if (stream) prefetch_ahead(w0, ahead, block_step);
     __m512i isum[T][8];
     const Headers8 head = headers8(w0, w_stride);
-    for (int r = 0; r < 8; ++r) {
-      const std::uint8_t* wb = w0 + r * w_stride;
-      const __m512i sc = _mm512_broadcast_i32x4(head.sm[r]);
-      __m512i acc[T], qh;
-      if constexpr (kQ5)  // the 32 high-bit bytes in both halves, for the four groups
-        qh = _mm512_broadcast_i64x4(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wb + offsetof(BlockQ5_K, qh))));
+    if constexpr (T == 1) {
+      // One token: the 8 rows unrolled keep their sums in registers (L2-resident 64 x 4864
+      // weights, one thread, 4 alternating runs: Q4_K 36.7-38.0 -> 39.4-40.5 GB/s, Q5_K 36.2-37.2
+      // -> 37.7-38.9). With several tokens the unrolled rows would spill the accumulators.
 #pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_si512();
-#pragma GCC unroll 4
-      for (int g = 0; g < 4; ++g) {
-        const __m512i q2 = _mm512_broadcast_i64x4(_mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(wb + offsetof(Block, qs) + 32 * g)));
-        __m512i q = _mm512_and_si512(_mm512_srlv_epi16(q2, shift), m4);
-        if constexpr (kQ5) {  // element i of either half: bit 2g (low) or 2g + 1 (high) of qh[i]
-          const __m512i bit =
-              _mm512_inserti64x4(_mm512_set1_epi8(static_cast<char>(1 << (2 * g))),
-                                 _mm256_set1_epi8(static_cast<char>(1 << (2 * g + 1))), 1);
-          q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh, bit), q, sixteen);
-        }
-        const __m512i s = _mm512_shuffle_epi8(sc, pick[g]);
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) {
-          const __m512i y = _mm512_loadu_si512(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g);
-          acc[t] = _mm512_dpwssd_epi32(acc[t], _mm512_maddubs_epi16(q, y), s);
-        }
-      }
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) isum[t][r] = acc[t];
+      for (int r = 0; r < 8; ++r)
+        row_block<kQ5, T>(w0 + r * w_stride, head.sm[r], pick, xrows, b, &isum[0][r], 8);
+    } else {
+      for (int r = 0; r < 8; ++r)
+        row_block<kQ5, T>(w0 + r * w_stride, head.sm[r], pick, xrows, b, &isum[0][r], 8);
     }
     // k_rows8_block's float part, lane r = row r: the same operations on the same integers.
 #pragma GCC unroll 8
