@@ -17,26 +17,80 @@
 namespace ls::kernels::quant_detail {
 namespace {
 
+// Scale index per int16 lane of a maddubs result (2 weights each, 8 lanes per sub-block of 16):
+// sub-blocks 8h + 4p .. 8h + 4p + 3 for register p of half h.
+struct ScalePicks {
+  __m512i hp[2][2];
+};
+LS_AVX512VNNI inline ScalePicks scale_picks() {
+  ScalePicks pick;
+  for (int h = 0; h < 2; ++h)
+    for (int p = 0; p < 2; ++p) {
+      alignas(64) std::int16_t idx[32];
+      for (int i = 0; i < 32; ++i) idx[i] = static_cast<std::int16_t>(8 * h + 4 * p + i / 8);
+      pick.hp[h][p] = _mm512_load_si512(idx);
+    }
+  return pick;
+}
+
+// isum[t] = the 8 int32 lanes whose sum is row wb's block against token t's block b, the -32
+// offset of every level included.
+template <int T>
+LS_AVX512VNNI __attribute__((always_inline)) inline void row_block(const std::uint8_t* wb,
+                                                                   const ScalePicks& pick,
+                                                                   const std::uint8_t* const* xrows,
+                                                                   std::size_t b, __m256i* isum,
+                                                                   std::size_t isum_stride) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+  // Per half, the high bits of levels 0-31 sit in bits 0-1 of the qh bytes, of 32-63 in bits
+  // 2-3, of 64-95 in bits 4-5, of 96-127 in bits 6-7: shifted to bits 4-5 by these counts.
+  const __m512i up_lo = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+  const __m512i down_hi = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+  const __m256i sc16 = _mm256_cvtepi8_epi16(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(wb + offsetof(BlockQ6_K, scales))));
+  const __m512i sc = _mm512_castsi256_si512(sc16);
+  __m512i acc[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_si512();
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {
+    const __m512i ql = _mm512_loadu_si512(wb + offsetof(BlockQ6_K, ql) + 64 * h);
+    const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(wb + offsetof(BlockQ6_K, qh) + 32 * h)));
+    const __m512i q[2] = {_mm512_or_si512(_mm512_and_si512(ql, m4),
+                                          _mm512_and_si512(_mm512_sllv_epi16(qh, up_lo), m30)),
+                          _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                          _mm512_and_si512(_mm512_srlv_epi16(qh, down_hi), m30))};
+#pragma GCC unroll 2
+    for (int p = 0; p < 2; ++p) {
+      const __m512i s = _mm512_permutexvar_epi16(pick.hp[h][p], sc);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        const __m512i y =
+            _mm512_loadu_si512(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 128 * h + 64 * p);
+        acc[t] = _mm512_dpwssd_epi32(acc[t], _mm512_maddubs_epi16(q[p], y), s);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    // The -32 offset of every level, through the activation block sums: 32 * sum sc_j bsum_j.
+    const __m256i bs = _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256));
+    const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5);
+    isum[t * isum_stride] = _mm256_sub_epi32(
+        _mm256_add_epi32(_mm512_castsi512_si256(acc[t]), _mm512_extracti64x4_epi64(acc[t], 1)),
+        offset);
+  }
+}
+
 // Row r's block b at w + b * block_step + r * w_stride (the file's rows or a block-interleaved
 // group, as in quant_avx512_q45_k.cpp).
 template <int T>
 LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t block_step,
                          const std::uint8_t* const* xrows, std::size_t nb, float* out,
                          std::size_t out_stride) {
-  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
-  // Per half, the high bits of levels 0-31 sit in bits 0-1 of the qh bytes, of 32-63 in bits
-  // 2-3, of 64-95 in bits 4-5, of 96-127 in bits 6-7: shifted to bits 4-5 by these counts.
-  const __m512i up_lo = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
-  const __m512i down_hi = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
-  // Scale index per int16 lane of a maddubs result (2 weights each, 8 lanes per sub-block of
-  // 16): sub-blocks 8h + 4p .. 8h + 4p + 3 for register p of half h.
-  __m512i pick[2][2];
-  for (int h = 0; h < 2; ++h)
-    for (int p = 0; p < 2; ++p) {
-      alignas(64) std::int16_t idx[32];
-      for (int i = 0; i < 32; ++i) idx[i] = static_cast<std::int16_t>(8 * h + 4 * p + i / 8);
-      pick[h][p] = _mm512_load_si512(idx);
-    }
+  const ScalePicks pick = scale_picks();
   __m256 a[T];
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) a[t] = _mm256_setzero_ps();
@@ -47,45 +101,13 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
     const std::uint8_t* w0 = w + b * block_step;
     if (stream) prefetch_ahead(w0, ahead, block_step);
     __m256i isum[T][8];
-    for (int r = 0; r < 8; ++r) {
-      const std::uint8_t* wb = w0 + r * w_stride;
-      const __m256i sc16 = _mm256_cvtepi8_epi16(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(wb + offsetof(BlockQ6_K, scales))));
-      const __m512i sc = _mm512_castsi256_si512(sc16);
-      __m512i acc[T];
+    if constexpr (T == 1) {
+      // The 8 rows unrolled, as quant_avx512_q45_k.cpp's rows8 (L2-resident 64 x 4864 weights,
+      // one thread, 8 alternating runs: 49.9-50.7 -> 56.9-57.5 GB/s).
 #pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_si512();
-#pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {
-        const __m512i ql = _mm512_loadu_si512(wb + offsetof(BlockQ6_K, ql) + 64 * h);
-        const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(wb + offsetof(BlockQ6_K, qh) + 32 * h)));
-        const __m512i q[2] = {
-            _mm512_or_si512(_mm512_and_si512(ql, m4),
-                            _mm512_and_si512(_mm512_sllv_epi16(qh, up_lo), m30)),
-            _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
-                            _mm512_and_si512(_mm512_srlv_epi16(qh, down_hi), m30))};
-#pragma GCC unroll 2
-        for (int p = 0; p < 2; ++p) {
-          const __m512i s = _mm512_permutexvar_epi16(pick[h][p], sc);
-#pragma GCC unroll 8
-          for (int t = 0; t < T; ++t) {
-            const __m512i y =
-                _mm512_loadu_si512(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 128 * h + 64 * p);
-            acc[t] = _mm512_dpwssd_epi32(acc[t], _mm512_maddubs_epi16(q[p], y), s);
-          }
-        }
-      }
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        // The -32 offset of every level, through the activation block sums: 32 * sum sc_j bsum_j.
-        const __m256i bs = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256));
-        const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5);
-        isum[t][r] = _mm256_sub_epi32(
-            _mm256_add_epi32(_mm512_castsi512_si256(acc[t]), _mm512_extracti64x4_epi64(acc[t], 1)),
-            offset);
-      }
+      for (int r = 0; r < 8; ++r) row_block<T>(w0 + r * w_stride, pick, xrows, b, &isum[0][r], 8);
+    } else {
+      for (int r = 0; r < 8; ++r) row_block<T>(w0 + r * w_stride, pick, xrows, b, &isum[0][r], 8);
     }
     const __m256 dw = gather_f16x8(w0, w_stride, offsetof(BlockQ6_K, d));
 #pragma GCC unroll 8
