@@ -116,10 +116,11 @@ void run_bench(BenchOptions& o) {
   // pass then reuses (llama.cpp clears its whole KV buffer at start-up; here a block's pages
   // are first written in a forward pass, ~10 us a 4 KiB page on a KVM guest: ~4% of a 128-token
   // prefill).
-  engine.feed(1, std::span(prompt).first(static_cast<std::size_t>(o.prompt_tokens)));
+  const auto timed_prompt = std::span(prompt).first(static_cast<std::size_t>(o.prompt_tokens));
+  engine.feed(1, timed_prompt);
   engine.release(1);
   auto t0 = std::chrono::steady_clock::now();
-  auto logits = engine.feed(0, std::span(prompt).first(static_cast<std::size_t>(o.prompt_tokens)));
+  auto logits = engine.feed(0, timed_prompt);
   const double prefill_s = seconds_since(t0);
 
   // The sequence decode extends: the prompt itself when --depth is its length; else a new one
