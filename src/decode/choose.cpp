@@ -1,6 +1,7 @@
 // Greedy and inverse-CDF sampling (see choose.h).
 #include "decode/choose.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -8,14 +9,15 @@
 
 #include "core/error.h"
 #include "decode/distribution.h"
+#include "decode/exp_sum.h"
+#include "kernels/ops.h"
 
 namespace ls::decode {
 
 namespace {
 float checked_max(std::span<const float> scores, const char* what) {
   require_sortable(scores, what);
-  float m = -std::numeric_limits<float>::infinity();
-  for (float s : scores) m = std::max(m, s);
+  const float m = kernels::max_not_nan(scores.data(), scores.size());
   if (m == -std::numeric_limits<float>::infinity()) {
     fail(
         "{}: every token was removed (all {} scores are -inf); loosen the truncation or the "
@@ -37,26 +39,18 @@ std::int32_t choose_greedy(std::span<const float> scores) {
 std::int32_t choose_sample(std::span<const float> scores, double draw, double* log_sum_exp) {
   const double m = checked_max(scores, "sample");
   if (!(draw >= 0.0 && draw < 1.0)) fail("sample: the draw must be in [0, 1), got {}", draw);
-  // Weights of the remaining candidates only (after truncation, a handful of the vocabulary),
-  // in a list kept per thread: without truncation it is the whole vocabulary on every step.
-  thread_local std::vector<std::pair<std::int32_t, double>> weights;
-  weights.clear();
-  double total = 0.0;
-  for (std::size_t i = 0; i < scores.size(); ++i) {
-    if (scores[i] == -std::numeric_limits<float>::infinity()) continue;
-    const double w = std::exp(static_cast<double>(scores[i]) - m);
-    if (w <= 0.0) continue;
-    weights.emplace_back(static_cast<std::int32_t>(i), w);
-    total += w;
-  }
+  // The cumulative weights of the remaining candidates (after truncation, a handful of the
+  // vocabulary), in a list kept per thread: without truncation it is the whole vocabulary.
+  thread_local std::vector<std::pair<std::int32_t, double>> cumulative;
+  cumulative.clear();
+  const double total = exp_sum(scores, static_cast<float>(m), &cumulative);
   if (log_sum_exp != nullptr) *log_sum_exp = m + std::log(total);
   const double target = draw * total;
-  double cumulative = 0.0;
-  for (const auto& [id, w] : weights) {
-    cumulative += w;
-    if (cumulative > target) return id;
-  }
-  return weights.back().first;  // rounding left the target at the very end
+  // The first term whose running total exceeds the target (the totals never decrease).
+  const auto first = std::upper_bound(cumulative.begin(), cumulative.end(), target,
+                                      [](double t, const auto& e) { return t < e.second; });
+  if (first != cumulative.end()) return first->first;
+  return cumulative.back().first;  // rounding left the target at the very end
 }
 
 }  // namespace ls::decode

@@ -11,15 +11,15 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "decode/exp_sum.h"
 #include "kernels/ops.h"
 
 namespace ls::decode {
 
 namespace {
+// The largest score, NaN skipped (what a loop of std::max(m, s) from -inf gives), in vectors.
 float max_score(std::span<const float> scores) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (float s : scores) m = std::max(m, s);
-  return m;
+  return kernels::max_not_nan(scores.data(), scores.size());
 }
 }  // namespace
 
@@ -41,12 +41,10 @@ std::vector<double> softmax(std::span<const float> scores) {
 }
 
 SoftmaxNormalizer softmax_normalizer(std::span<const float> scores) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const float m = max_score(scores);
   SoftmaxNormalizer n{static_cast<double>(m), 0.0};
-  if (m == kNegInf) return n;
-  for (const float s : scores)
-    if (s != kNegInf) n.total += std::exp(static_cast<double>(s) - n.max);
+  if (m == -std::numeric_limits<float>::infinity()) return n;
+  n.total = exp_sum(scores, m);
   return n;
 }
 
@@ -58,13 +56,7 @@ double SoftmaxNormalizer::prob(float score) const {
 double log_sum_exp(std::span<const float> scores) {
   const float m = max_score(scores);
   if (m == -std::numeric_limits<float>::infinity()) return -std::numeric_limits<double>::infinity();
-  double total = 0.0;
-  for (float s : scores) {
-    if (s != -std::numeric_limits<float>::infinity()) {
-      total += std::exp(static_cast<double>(s) - static_cast<double>(m));
-    }
-  }
-  return static_cast<double>(m) + std::log(total);
+  return static_cast<double>(m) + std::log(exp_sum(scores, m));
 }
 
 double entropy(std::span<const float> scores) {
@@ -163,6 +155,23 @@ std::vector<std::int32_t> ids_by_score_desc(std::span<const float> scores, int l
     std::sort(ids.begin(), ids.end(), before);
   }
   return ids;
+}
+
+std::vector<std::pair<std::int32_t, double>> top_logprobs(std::span<const float> scores, int k,
+                                                          double lse) {
+  std::vector<std::pair<std::int32_t, double>> best;  // sorted by score, descending
+  if (k <= 0) return best;
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    const float s = scores[i];
+    if (!std::isfinite(s)) continue;
+    if (best.size() == static_cast<std::size_t>(k) && !(s > best.back().second)) continue;
+    auto at = std::upper_bound(best.begin(), best.end(), s,
+                               [](float v, const auto& e) { return v > e.second; });
+    best.insert(at, {static_cast<std::int32_t>(i), s});
+    if (best.size() > static_cast<std::size_t>(k)) best.pop_back();
+  }
+  for (auto& e : best) e.second -= lse;
+  return best;
 }
 
 }  // namespace ls::decode

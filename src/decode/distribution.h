@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ls::decode {
@@ -38,5 +39,10 @@ void require_finite_logits(std::span<const float> logits, std::size_t position,
 // score > -inf are listed when `finite_only` is set. `limit` < 0 means all.
 std::vector<std::int32_t> ids_by_score_desc(std::span<const float> scores, int limit,
                                             bool finite_only);
+
+// The `k` best finite scores (lower id first on ties), best first, as log-probabilities under
+// `lse` (score - lse): OpenAI's top_logprobs. One pass that keeps the k best seen so far.
+std::vector<std::pair<std::int32_t, double>> top_logprobs(std::span<const float> scores, int k,
+                                                          double lse);
 
 }  // namespace ls::decode

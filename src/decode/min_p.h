@@ -13,6 +13,11 @@ class MinP final : public LogitsProcessor {
   void apply(std::span<float> scores, const TokenHistory& history) override;
   std::string name() const override { return "min_p"; }
   std::string describe() const override;
+  // The reference: softmax, the threshold min_p * max(probs), every probability compared.
+  // apply() decides the same from each score's distance to the maximum (probs[i] < threshold
+  // exactly when score - max < log(min_p), but for scores within 1e-9 of that line, where it
+  // calls this).
+  void apply_exact(std::span<float> scores, const TokenHistory& history);
 
  private:
   double min_p_;

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "decode/distribution.h"
+#include "decode/top_mass.h"
 
 namespace ls::decode {
 
@@ -18,8 +19,28 @@ TopP::TopP(double p, int min_tokens_to_keep, TopPRule rule)
   if (min_tokens_to_keep < 1) fail("top_p: min_tokens_to_keep must be >= 1, got {}", min_keep_);
 }
 
-void TopP::apply(std::span<float> scores, const TokenHistory& /*history*/) {
+namespace {
+// Pools this small are sorted: cheaper than a pass of buckets over the whole vocabulary.
+constexpr std::int32_t kSortBelow = 2048;
+}  // namespace
+
+void TopP::apply(std::span<float> scores, const TokenHistory& history) {
   require_sortable(scores, "top_p");
+  if (count_candidates(scores) >= kSortBelow) {
+    const TieOrder ties = rule_ == TopPRule::hf ? TieOrder::higher_id_first : TieOrder::lower_id_first;
+    if (const auto kept = top_mass(scores, p_, min_keep_, ties)) {
+      thread_local std::vector<char> keep;
+      keep.assign(scores.size(), 0);
+      for (const std::int32_t id : *kept) keep[static_cast<std::size_t>(id)] = 1;
+      for (std::size_t i = 0; i < scores.size(); ++i)
+        if (!keep[i]) scores[i] = kFilterValue;
+      return;
+    }
+  }
+  apply_sorted(scores, history);
+}
+
+void TopP::apply_sorted(std::span<float> scores, const TokenHistory& /*history*/) {
   const SoftmaxNormalizer softmax = softmax_normalizer(scores);
   // Tokens already at -inf have probability 0 and would be removed first anyway: skip them.
   std::vector<std::int32_t> order = ids_by_score_desc(scores, -1, /*finite_only=*/true);

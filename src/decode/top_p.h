@@ -17,6 +17,10 @@ class TopP final : public LogitsProcessor {
   void apply(std::span<float> scores, const TokenHistory& history) override;
   std::string name() const override { return "top_p"; }
   std::string describe() const override;
+  // The reference: the candidates sorted, the cumulative mass walked in the rule's order. apply()
+  // finds the same kept set with top_mass() (top_mass.h) and falls back to this when the
+  // crossing is too close to call or the pool is small.
+  void apply_sorted(std::span<float> scores, const TokenHistory& history);
 
  private:
   double p_;
