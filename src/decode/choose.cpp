@@ -30,10 +30,7 @@ float checked_max(std::span<const float> scores, const char* what) {
 
 std::int32_t choose_greedy(std::span<const float> scores) {
   const float m = checked_max(scores, "greedy");
-  for (std::size_t i = 0; i < scores.size(); ++i) {
-    if (scores[i] == m) return static_cast<std::int32_t>(i);
-  }
-  return 0;  // unreachable: m is one of the scores
+  return static_cast<std::int32_t>(kernels::first_equal(scores.data(), scores.size(), m));
 }
 
 std::int32_t choose_sample(std::span<const float> scores, double draw, double* log_sum_exp) {

@@ -2,6 +2,7 @@
 // weight's error bound, std::exp where the check cannot decide.
 #include "decode/exp_sum.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -11,37 +12,41 @@
 namespace ls::decode {
 
 namespace {
-// The vector weights are within kExpF64Bound (2^-50) of exp, and std::exp within half an ulp
-// (2^-53): an interval of 2^-46 either side of the vector weight holds std::exp's with room.
-constexpr double kMargin = 0x1p-46;
-constexpr std::size_t kBlock = 1024;  // weights computed a block at a time, kept in L1
+constexpr std::size_t kBlock = 1024;  // bounds computed a block at a time, kept in L1
+
+double weight(float s, float m) {
+  return std::exp(static_cast<double>(s) - static_cast<double>(m));
+}
 }  // namespace
 
+// total + w rounds to one double for every w in [lo, hi] exactly when it does at both ends (the
+// rounding is monotone); that double is then the plain loop's, whose w lies in [lo, hi].
 double exp_sum(std::span<const float> scores, float m,
                std::vector<std::pair<std::int32_t, double>>* terms) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  std::array<double, kBlock> w;
-  const double md = m;
+  std::array<double, kBlock> lo, hi;
   double total = 0.0;
   for (std::size_t begin = 0; begin < scores.size(); begin += kBlock) {
     const std::size_t len = std::min(kBlock, scores.size() - begin);
-    kernels::exp_shifted_f64(scores.data() + begin, len, m, w.data());
-    for (std::size_t j = 0; j < len; ++j) {
-      const float s = scores[begin + j];
-      if (s == kNegInf) continue;
-      const double d = static_cast<double>(s) - md;
-      double next;
-      if (d >= kernels::kExpF64Min) {  // false for NaN too: those take std::exp's NaN
-        const double e = w[j] * kMargin;
-        const double lo = total + (w[j] - e), hi = total + (w[j] + e);
-        next = lo == hi ? lo : total + std::exp(d);
-      } else {
-        const double exact = std::exp(d);
-        if (!(exact > 0.0) && !std::isnan(exact)) continue;  // underflow: adds nothing
-        next = total + exact;
+    kernels::exp_bounds_f64(scores.data() + begin, len, m, lo.data(), hi.data());
+    if (terms == nullptr) {  // -inf scores add [0, 0]: total + 0 is total
+      for (std::size_t j = 0; j < len; ++j) {
+        double next = total + lo[j];
+        if (next != total + hi[j]) [[unlikely]]
+          next = total + weight(scores[begin + j], m);
+        total = next;
       }
+      continue;
+    }
+    // The walk lists the terms with a weight > 0 (or NaN): those with lo > 0, and those whose
+    // bounds leave it open (underflow) once std::exp has said.
+    for (std::size_t j = 0; j < len; ++j) {
+      if (hi[j] == 0.0) continue;  // -inf
+      if (!(lo[j] > 0.0) && weight(scores[begin + j], m) <= 0.0) continue;
+      double next = total + lo[j];
+      if (next != total + hi[j]) [[unlikely]]
+        next = total + weight(scores[begin + j], m);
       total = next;
-      if (terms != nullptr) terms->emplace_back(static_cast<std::int32_t>(begin + j), total);
+      terms->emplace_back(static_cast<std::int32_t>(begin + j), total);
     }
   }
   return total;

@@ -1,5 +1,5 @@
-// top_mass (see top_mass.h). Error budget: the bucket masses are sums of weights within 2^-50 of
-// exp (kernels/exp_f64.h); the cumulative masses the sort-based rules compute differ from the
+// top_mass (see top_mass.h). Error budget: the bucket masses are sums of weights within 2^-45 of
+// exp (the lower bounds of kernels/exp_f64.h); the cumulative masses the sort-based rules compute differ from the
 // exact sums by at most n * 2^-53 each (n terms, each rounded once when added, once when
 // divided). For n <= 2^22 both are far below kDelta, so a crossing more than kDelta from p on
 // both sides is the one the sort finds.
@@ -18,7 +18,7 @@ namespace ls::decode {
 namespace {
 
 constexpr int kBuckets = 4096;
-constexpr float kMaxRange = 64.0f;  // scores further than this below the max share one bucket
+constexpr float kMaxRange = 64.0f;  // buckets of 1/64: scores further below the max share one
 constexpr double kDelta = 1e-9;     // relative to the total mass
 constexpr std::size_t kMaxTokens = std::size_t{1} << 22;
 constexpr std::size_t kBlock = 1024;
@@ -38,10 +38,7 @@ std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores,
   if (n > kMaxTokens) return std::nullopt;
   const float m = kernels::max_not_nan(scores.data(), n);
   if (m == kNegInf) return std::vector<std::int32_t>{};
-  float lowest = m;
-  for (const float s : scores) lowest = s > kNegInf && s < lowest ? s : lowest;
-  const float range = std::min(m - lowest, kMaxRange);
-  const float scale = range > 0.0f ? static_cast<float>(kBuckets) / range : 0.0f;
+  constexpr float scale = static_cast<float>(kBuckets) / kMaxRange;
   const auto bucket_of = [&](float s) {  // monotone: a higher score never gets a later bucket
     const float b = (m - s) * scale;
     return static_cast<std::uint16_t>(b < kBuckets - 1 ? static_cast<int>(b) : kBuckets - 1);
@@ -51,10 +48,10 @@ std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores,
   bk.of.resize(n);
   bk.mass.fill(0.0);
   bk.count.fill(0);
-  std::array<double, kBlock> w;
+  std::array<double, kBlock> w, upper;  // bounds on each weight: the lower one is used
   for (std::size_t begin = 0; begin < n; begin += kBlock) {
     const std::size_t len = std::min(kBlock, n - begin);
-    kernels::exp_shifted_f64(scores.data() + begin, len, m, w.data());
+    kernels::exp_bounds_f64(scores.data() + begin, len, m, w.data(), upper.data());
     for (std::size_t j = 0; j < len; ++j) {
       const float s = scores[begin + j];
       if (s == kNegInf) {
@@ -98,7 +95,8 @@ std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores,
   if (b == kBuckets) return std::nullopt;  // p is within delta of the whole mass
   std::int64_t keep = -1;
   double cumulative = above;
-  for (const std::int32_t id : sorted_bucket(b)) {
+  const std::vector<std::int32_t> crossing = sorted_bucket(b);
+  for (const std::int32_t id : crossing) {
     const double before_id = cumulative;
     cumulative += std::exp(static_cast<double>(scores[id]) - static_cast<double>(m));
     ++above_count;
@@ -118,7 +116,7 @@ std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores,
   kept.reserve(static_cast<std::size_t>(keep));
   for (std::size_t i = 0; i < n; ++i)
     if (bk.of[i] < last) kept.push_back(static_cast<std::int32_t>(i));
-  const std::vector<std::int32_t> boundary = sorted_bucket(last);
+  const std::vector<std::int32_t> boundary = last == b ? crossing : sorted_bucket(last);
   kept.insert(kept.end(), boundary.begin(), boundary.begin() + (keep - counted));
   return kept;
 }

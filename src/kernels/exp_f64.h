@@ -8,7 +8,7 @@
 
 namespace ls::kernels {
 
-// The largest relative error of exp_f64_plain and exp_shifted_f64 against the true exp, for
+// The largest relative error of exp_f64_plain and of the vector exp against the true exp, for
 // inputs in [kExpF64Min, 0] (tests/kernels/test_exp.cpp measures it against std::exp).
 inline constexpr double kExpF64Bound = 0x1p-50;
 // Below this the result would be subnormal: callers take std::exp there.
@@ -16,9 +16,14 @@ inline constexpr double kExpF64Min = -700.0;
 
 // The scalar reference, step for step what each vector lane does.
 double exp_f64_plain(double x);
-// out[i] = exp(double(x[i]) - double(shift)) for i in [0, n); an input of -inf gives 0, one
-// below kExpF64Min + shift gives an unspecified value in [0, 1] (callers check the input).
-void exp_shifted_f64(const float* x, std::size_t n, float shift, double* out);
+
+// Bounds on exp(d), d = double(x[i]) - double(shift), for i in [0, n): lo[i] <= exp(d) <= hi[i]
+// for the true exp and for std::exp's (within half an ulp of it). The interval is the vector
+// exp (within kExpF64Bound) widened by kExpBoundsMargin either side; d = -inf gives [0, 0], NaN
+// gives NaN, d below kExpF64Min gives [0, 2^-1000] (exp(-700) < 2^-1009), d above 0 [0, inf]
+// (the shift is meant to be the maximum).
+inline constexpr double kExpBoundsMargin = 0x1p-46;
+void exp_bounds_f64(const float* x, std::size_t n, float shift, double* lo, double* hi);
 
 namespace exp_f64_detail {
 inline constexpr double kInvLn2 = 0x1.71547652b82fep+0;

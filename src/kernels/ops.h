@@ -48,6 +48,9 @@ void silu_mul_plain(const float* gate, const float* up, std::size_t n, float* ou
 // x[0, n) that is not NaN (-inf when there is none), first_equal = the first i with x[i] == v
 // (n when there is none; -0 equals +0).
 float max_not_nan(const float* x, std::size_t n);
+// How many of x[0, n) are NaN or +inf (no ordering, no softmax) and how many are -inf (removed
+// tokens), by their bits, in vectors: the decoding stages' input checks.
+void count_special(const float* x, std::size_t n, std::size_t* nan_or_inf, std::size_t* neg_inf);
 std::size_t first_equal(const float* x, std::size_t n, float v);
 
 // The rows of one layer's keys (or values) of a KV cache kept in blocks of positions: row p

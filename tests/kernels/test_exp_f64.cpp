@@ -1,6 +1,6 @@
-// exp_f64_plain and the vectorized exp_shifted_f64 against exp in long double: within
-// kExpF64Bound over the range they promise ([kExpF64Min, 0]), 0 for -inf. decode/exp_sum.h's
-// exactness rests on this bound.
+// exp_f64_plain against exp in long double: within kExpF64Bound over [kExpF64Min, 0]; the
+// vector exp_bounds_f64 holds the true exp and std::exp's in its intervals, as narrow as it says,
+// and the fixed ones outside the range. decode/exp_sum.h's exactness rests on both.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,24 +34,32 @@ TEST(ExpF64, PlainIsWithinTheBoundOverTheRange) {
   EXPECT_GT(worst, 0.0);  // a test that measured nothing would pass too
 }
 
-TEST(ExpF64, VectorIsWithinTheBoundAndZeroForNegativeInfinity) {
+TEST(ExpF64, BoundsHoldTheTrueExpAndStdExp) {
   std::mt19937 rng(5);
   std::normal_distribution<float> score(0.0f, 6.0f);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
   for (std::size_t n : {0u, 1u, 3u, 7u, 8u, 9u, 17u, 1000u, 4099u}) {
     std::vector<float> x(n);
     for (float& v : x) v = score(rng);
-    if (n > 2) x[1] = -std::numeric_limits<float>::infinity();
-    const float shift = n == 0 ? 0.0f : *std::max_element(x.begin(), x.end());
-    std::vector<double> out(n, -1.0);
-    ls::kernels::exp_shifted_f64(x.data(), n, shift, out.data());
+    if (n > 4) x[1] = -kInf, x[2] = -800.0f, x[3] = std::numeric_limits<float>::quiet_NaN();
+    float shift = -kInf;
+    for (float v : x) shift = v > shift ? v : shift;  // the max, NaN skipped
+    std::vector<double> lo(n, -1.0), hi(n, -1.0);
+    ls::kernels::exp_bounds_f64(x.data(), n, shift, lo.data(), hi.data());
     for (std::size_t i = 0; i < n; ++i) {
-      if (x[i] == -std::numeric_limits<float>::infinity()) {
-        EXPECT_EQ(out[i], 0.0) << i;
+      const double d = static_cast<double>(x[i]) - static_cast<double>(shift);
+      if (std::isnan(d)) {
+        EXPECT_TRUE(std::isnan(lo[i]) && std::isnan(hi[i])) << i;
         continue;
       }
-      const long double want =
-          std::exp(static_cast<long double>(x[i]) - static_cast<long double>(shift));
-      EXPECT_LE(relative_error(out[i], want), kExpF64Bound) << "n " << n << " i " << i;
+      const long double want = std::exp(static_cast<long double>(d));
+      const double libm = std::exp(d);
+      EXPECT_LE(static_cast<long double>(lo[i]), want) << "n " << n << " i " << i;
+      EXPECT_GE(static_cast<long double>(hi[i]), want) << "n " << n << " i " << i;
+      EXPECT_TRUE(lo[i] <= libm && libm <= hi[i]) << "n " << n << " i " << i;
+      if (d >= ls::kernels::kExpF64Min) {  // the interval is as narrow as promised
+        EXPECT_LE(hi[i] - lo[i], 2.0 * (ls::kernels::kExpBoundsMargin + 0x1p-52) * libm) << i;
+      }
     }
   }
 }

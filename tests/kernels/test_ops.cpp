@@ -217,3 +217,24 @@ TEST(Ops, MaxNotNanAndFirstEqualMatchPlainLoops) {
       }
     }
 }
+
+TEST(Ops, CountSpecialEqualsAPlainCount) {
+  std::mt19937 rng(4);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const float kNaN = std::numeric_limits<float>::quiet_NaN();
+  const float values[] = {0.0f, -0.0f, 1.5f, -3.0f, kInf, -kInf, kNaN, -kNaN,
+                          std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()};
+  for (std::size_t n : {0u, 1u, 5u, 16u, 17u, 33u, 1000u}) {
+    std::vector<float> x(n);
+    for (float& v : x) v = values[rng() % 10];
+    std::size_t want_bad = 0, want_neg = 0;
+    for (float v : x) {
+      want_bad += std::isnan(v) || v == kInf ? 1 : 0;
+      want_neg += v == -kInf ? 1 : 0;
+    }
+    std::size_t bad = 99, neg = 99;
+    ls::kernels::count_special(x.data(), n, &bad, &neg);
+    EXPECT_EQ(bad, want_bad) << n;
+    EXPECT_EQ(neg, want_neg) << n;
+  }
+}
