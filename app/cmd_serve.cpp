@@ -58,7 +58,6 @@ void run_serve(ServeOptions& o) {
   limits.parallel = o.scheduler.parallel;
   limits.defaults = server::server_defaults(lm);
   (void)lm.chat_template();  // read once here: handler threads then only render it
-  o.http.threads = o.scheduler.parallel + o.scheduler.queue + 8;
 
   ThreadPool pool(o.model.threads);
   engine::Engine engine(lm.model(), pool);
@@ -126,6 +125,15 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20));
   cmd->add_option("--max-body", o->http.max_body, "Largest request body in bytes (413 above)")
       ->capture_default_str();
+  cmd->add_option("--max-connections", o->http.max_connections,
+                  "Client connections served at once, each on its own thread (more: closed)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{65536}));
+  cmd->add_option("--header-timeout-ms", o->http.header_timeout_ms,
+                  "A connection that has not sent a complete request line and headers this long "
+                  "after it opened is closed (slow clients)")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 3600000));
   cmd->add_option("--served-model-name", o->served_name,
                   "The model id in /v1/models and responses (default: the file or folder name)");
   cmd->callback([o] { run_serve(*o); });

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "server/connections.h"
 #include "server/microscope.h"
 #include "server/response.h"
 
@@ -174,9 +175,14 @@ void HttpServer::drain(std::chrono::milliseconds timeout) {
 
 void HttpServer::routes() {
   httplib::Server& s = *http_;
-  const int threads = options_.threads;
-  s.new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<std::size_t>(threads));
+  // One thread per connection, and a deadline for each connection's first request: slow
+  // clients hold only their own threads (connections.h). httplib owns the queue and deletes it
+  // when listen() returns; handlers only run while it lives.
+  s.new_task_queue = [this] {
+    auto* c = new Connections(port_, {options_.max_connections,
+                                      std::chrono::milliseconds(options_.header_timeout_ms)});
+    connections_ = c;
+    return c;
   };
   s.set_payload_max_length(options_.max_body);
   s.set_keep_alive_timeout(2);
@@ -184,6 +190,9 @@ void HttpServer::routes() {
   s.set_write_timeout(30);
 
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // The request line and headers are in: the header deadline no longer applies (a body is
+    // read with the per-read timeout, up to --max-body).
+    if (connections_ != nullptr) connections_->request_seen(req.remote_addr, req.remote_port);
     if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0)
       return httplib::Server::HandlerResponse::Unhandled;
     if (req.get_header_value("Authorization") == "Bearer " + options_.api_key)
@@ -222,6 +231,8 @@ void HttpServer::routes() {
                                            {"max_model_len", limits_.ctx}}})}});
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    if (connections_ != nullptr)
+      metrics_.set_connections(connections_->closed_by_deadline(), connections_->open());
     res.set_content(metrics_.render(scheduler_.stats()), "text/plain; version=0.0.4");
   });
   s.Post("/v1/chat/completions",
@@ -364,8 +375,19 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
                                 g->builder.completion_tokens());
     };
     if (!g->request.stream) {
+      // A client that has gone cancels its request within a step or two: its sequences and KV
+      // blocks go to the requests still waiting.
+      const int socket =
+          connections_ != nullptr ? connections_->socket_of(req.remote_addr, req.remote_port) : -1;
       std::vector<json> ignored;
-      while (!g->builder.done()) g->pump(std::chrono::milliseconds(200), ignored);
+      while (!g->builder.done()) {
+        g->pump(std::chrono::milliseconds(100), ignored);
+        if (socket >= 0 && !g->builder.done() && peer_closed(socket)) {
+          g->channel->cancel();
+          metrics_.request_abandoned();
+          return;
+        }
+      }
       finished();
       if (g->builder.error())
         throw ApiError(500, *g->builder.error(), "", "internal_error", "server_error");

@@ -24,12 +24,15 @@ struct Response;
 
 namespace ls::server {
 
+class Connections;
+
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8080;      // 0: any free port
   std::string api_key;  // "" : no key
   std::size_t max_body = 8u << 20;
-  int threads = 32;  // handler threads (streams, waiting requests, keep-alives)
+  std::size_t max_connections = 1024;
+  int header_timeout_ms = 10000;  // accept to the first complete request, then closed
 };
 
 class HttpServer {
@@ -66,6 +69,7 @@ class HttpServer {
   std::atomic<bool> shutting_down_{false};
   std::atomic<int> open_streams_{0};
   int port_ = 0;
+  Connections* connections_ = nullptr;  // httplib's task queue, while it listens
 };
 
 }  // namespace ls::server

@@ -49,6 +49,17 @@ void Metrics::request_received() {
   ++requests_;
 }
 
+void Metrics::request_abandoned() {
+  std::lock_guard lock(mutex_);
+  ++abandoned_;
+}
+
+void Metrics::set_connections(std::size_t closed_by_deadline, std::size_t open) {
+  std::lock_guard lock(mutex_);
+  deadline_closes_ = closed_by_deadline;
+  open_connections_ = open;
+}
+
 void Metrics::request_finished(double latency_s, double ttft_s, std::size_t completion_tokens) {
   std::lock_guard lock(mutex_);
   latency_.observe(latency_s);
@@ -74,6 +85,12 @@ std::string Metrics::render(const SchedulerStats& s) const {
   out += metric("counter", "logitscope_generation_tokens_total", "Tokens generated.",
                 s.generation_tokens);
   out += metric("counter", "logitscope_requests_total", "Generation requests received.", requests_);
+  out += metric("counter", "logitscope_requests_abandoned_total",
+                "Non-streaming requests cancelled because their client had gone.", abandoned_);
+  out += metric("counter", "logitscope_connections_timed_out_total",
+                "Connections closed for not sending a complete request in time.", deadline_closes_);
+  out += metric("gauge", "logitscope_connections_open", "Client connections open.",
+                open_connections_);
   out += metric("counter", "logitscope_engine_steps_total", "Batched engine steps.", s.steps);
   out += fmt::format(
       "# HELP logitscope_engine_step_seconds_total Time in the engine's batched forward passes.\n"

@@ -31,11 +31,15 @@ class Metrics {
   Metrics();
   void request_finished(double latency_s, double ttft_s, std::size_t completion_tokens);
   void request_received();
+  // A non-streaming request whose client closed its connection before the answer.
+  void request_abandoned();
+  // The connections closed for not sending a complete request in time, and those open now.
+  void set_connections(std::size_t closed_by_deadline, std::size_t open);
   std::string render(const SchedulerStats& stats) const;
 
  private:
   mutable std::mutex mutex_;
-  std::uint64_t requests_ = 0;
+  std::uint64_t requests_ = 0, abandoned_ = 0, deadline_closes_ = 0, open_connections_ = 0;
   Histogram ttft_, tpot_, latency_;
 };
 

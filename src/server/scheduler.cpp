@@ -29,27 +29,6 @@ std::vector<std::pair<std::size_t, Event>> JobChannel::wait(std::chrono::millise
   return out;
 }
 
-namespace {
-
-// The `k` best finite scores (lower id first on ties) as log-probabilities under `lse`.
-std::vector<std::pair<std::int32_t, double>> top_logprobs(std::span<const float> scores, int k,
-                                                          double lse) {
-  std::vector<std::pair<std::int32_t, double>> best;  // sorted by score, descending
-  if (k <= 0) return best;
-  for (std::size_t i = 0; i < scores.size(); ++i) {
-    const float s = scores[i];
-    if (!std::isfinite(s)) continue;
-    if (best.size() == static_cast<std::size_t>(k) && !(s > best.back().second)) continue;
-    auto at = std::upper_bound(best.begin(), best.end(), s,
-                               [](float v, const auto& e) { return v > e.second; });
-    best.insert(at, {static_cast<std::int32_t>(i), s});
-    if (best.size() > static_cast<std::size_t>(k)) best.pop_back();
-  }
-  for (auto& e : best) e.second -= lse;
-  return best;
-}
-
-}  // namespace
 
 std::vector<std::span<const float>> DeferredSource::step(std::span<const decode::Feed>) {
   fail("the scheduler steps the engine itself; a run must not");
@@ -267,8 +246,8 @@ void Scheduler::admit() {
       if (j.top_logprobs > 0) {
         // raw_logprobs is on whenever raw logprobs are asked for, so both sums are there.
         e.token.top = j.processed_logprobs
-                          ? top_logprobs(c.processed, j.top_logprobs, c.log_sum_exp)
-                          : top_logprobs(c.raw, j.top_logprobs, c.raw_log_sum_exp);
+                          ? decode::top_logprobs(c.processed, j.top_logprobs, c.log_sum_exp)
+                          : decode::top_logprobs(c.raw, j.top_logprobs, c.raw_log_sum_exp);
       }
       const auto& eos = j.config.eos_token_id;
       e.eos = std::find(eos.begin(), eos.end(), c.token) != eos.end();
@@ -360,7 +339,7 @@ void Scheduler::advance(const Owner& o, std::span<const decode::Feed> feeds,
         const std::int32_t next = a.job.prompt[a.prefilled + r + 1];
         const double lse = decode::log_sum_exp(row);
         a.prompt_logprobs.push_back({next, static_cast<double>(row[next]) - lse,
-                                     top_logprobs(row, a.job.top_logprobs, lse)});
+                                     decode::top_logprobs(row, a.job.top_logprobs, lse)});
       }
     }
     a.prefilled += f.tokens.size();

@@ -151,7 +151,7 @@ def stream_ok(res, tokens):
             and res.get("final_choices") == [] and res.get("completion_tokens") == tokens)
 
 
-QUEUE = 64  # --queue of the main server; it has PARALLEL + QUEUE + 8 handler threads (cmd_serve.cpp)
+QUEUE = 64  # --queue of the main server
 
 
 def warm_handler_threads(s, count):
@@ -376,6 +376,88 @@ def test_no_queue(s):
     c.equal("2 prompts x n 2 = 4 sequences on 4 slots: 200", r.status, 200)
 
 
+def test_slow_clients(s):
+    """100 connections that send a header line every 0.5 s (slowloris) tie up no thread that
+    others need: /health and a 1-token chat answer within 3 s while they trickle; the server
+    closes them once --header-timeout-ms (1500 here) has passed without a complete request."""
+    socks = []
+    try:
+        for _ in range(100):
+            sock = socket.create_connection((s.host, s.port), timeout=20)
+            sock.sendall(f"GET /health HTTP/1.1\r\nHost: {s.host}\r\n".encode())
+            socks.append(sock)
+        stop = threading.Event()
+
+        def trickle():
+            while not stop.is_set():
+                for sock in socks:
+                    try:
+                        sock.sendall(b"X-Slow: 1\r\n")
+                    except OSError:
+                        pass
+                stop.wait(0.5)
+        t = threading.Thread(target=trickle, daemon=True)
+        t.start()
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        h = s.get("/health", timeout=10)
+        t_health = time.monotonic() - t0
+        c.check("/health answers within 3 s with 100 slow clients connected",
+                h.status == 200 and t_health < 3.0, {"status": h.status, "seconds": round(t_health, 2)})
+        t0 = time.monotonic()
+        r = s.post(CHAT, with_fields(CHAT_BASE, max_tokens=1), timeout=10)
+        t_chat = time.monotonic() - t0
+        c.check("a 1-token chat answers within 3 s with 100 slow clients connected",
+                r.status == 200 and t_chat < 3.0, {"status": r.status, "seconds": round(t_chat, 2)})
+        # Past the deadline every slow connection is closed by the server: a read gives EOF.
+        time.sleep(2.0)
+        stop.set()
+        t.join()
+        closed = 0
+        for sock in socks:
+            sock.settimeout(3)
+            try:
+                closed += 1 if sock.recv(4096) == b"" else 0
+            except OSError:
+                closed += 1  # reset by the server
+        c.check("every slow connection closed by the server after the header deadline",
+                closed == len(socks), {"closed": closed, "of": len(socks)})
+        m = s.metrics()
+        c.check("/metrics counts them: logitscope_connections_timed_out_total >= 100",
+                m.get("logitscope_connections_timed_out_total", 0) >= 100,
+                {k: m.get(k) for k in ("logitscope_connections_timed_out_total",
+                                       "logitscope_connections_open")})
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def test_abandoned_requests(s):
+    """16 non-streaming requests whose clients leave are cancelled within a step or two: a new
+    request answers within 5 s, and /metrics counts the abandoned ones."""
+    body = json.dumps(with_fields(CHAT_BASE, max_tokens=3000, ignore_eos=True, **LIVELY)).encode()
+    head = (f"POST {CHAT} HTTP/1.1\r\nHost: {s.host}:{s.port}\r\nContent-Type: application/json"
+            f"\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    socks = []
+    for _ in range(16):
+        sock = socket.create_connection((s.host, s.port), timeout=20)
+        sock.sendall(head + body)
+        socks.append(sock)
+    time.sleep(0.5)
+    for sock in socks:
+        sock.close()
+    t0 = time.monotonic()
+    r = s.post(CHAT, with_fields(CHAT_BASE, max_tokens=1), timeout=60)
+    seconds = time.monotonic() - t0
+    c.check("after 16 abandoned requests a 1-token chat answers within 5 s",
+            r.status == 200 and seconds < 5.0, {"status": r.status, "seconds": round(seconds, 2)})
+    m = wait_for(lambda: idle(s), 10)
+    c.check("the abandoned requests freed their sequences (nothing running within 10 s)", bool(m),
+            {k: s.metrics().get(k) for k in METRIC_NAMES[3:6]})
+    ab = s.metrics().get("logitscope_requests_abandoned_total", 0)
+    c.check("/metrics: logitscope_requests_abandoned_total == 16", ab == 16, ab)
+
+
 # ---------------------------------------------------------------------------------------------
 def run(binary, model, servers):
     s1 = Server(binary, model, ["--parallel", str(PARALLEL), "--queue", str(QUEUE), "--threads", "2",
@@ -397,6 +479,12 @@ def run(binary, model, servers):
     s3 = Server(binary, model, ["--parallel", "4", "--queue", "0", "--threads", "2", "--ctx", "256"])
     servers.append(s3)
     c.section("no queue: the running slots still serve", test_no_queue, s3)
+
+    s4 = Server(binary, model, ["--parallel", "4", "--queue", "16", "--threads", "2", "--ctx", "4096",
+                                "--header-timeout-ms", "1500"])
+    servers.append(s4)
+    c.section("slow clients stall nothing and are closed", test_slow_clients, s4)
+    c.section("abandoned non-streaming requests are cancelled", test_abandoned_requests, s4)
 
 
 if __name__ == "__main__":
