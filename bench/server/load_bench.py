@@ -1,12 +1,25 @@
 #!/usr/bin/env python3
-"""Load benchmark of an OpenAI-compatible server: for 1, 4 and 16 concurrent streaming chat
-requests of --tokens tokens each (ignore_eos), the aggregate generation rate (completion tokens
-of the round / its wall time) and time to first token (request sent -> first content delta,
-p50/p90), as a markdown table. Starts `logitscope serve --model PATH`, or measures --url (e.g.
-llama.cpp's llama-server, which speaks the same streaming API).
+"""Load benchmark of OpenAI-compatible servers, side by side: for 1, 4, 16 and 32 concurrent
+streaming chat requests of --tokens tokens each (ignore_eos), the aggregate generation rate
+(completion tokens of the round / its wall time) and time to first token (request sent -> first
+content delta, p50/p90), for each workload:
 
-  python3 bench/server/load_bench.py --model DIR [--threads 2] [--rounds 1] [--tokens 64]
-  python3 bench/server/load_bench.py --url http://127.0.0.1:8080
+  t1        temperature 1, no truncation (top_k 0, top_p 1, min_p 0, typical_p 1, no penalty)
+  top_p     temperature 0.8, top_p 0.95, the rest off as above
+  qwen      Qwen2.5's generation_config (temperature 0.7, top_p 0.8, top_k 20, repetition
+            penalty 1.05), min_p 0, with logprobs and top_logprobs 5
+  defaults  the same request to each server, temperature 0.8 and top_p 0.95 and nothing else:
+            each server's own defaults fill the rest (llama-server's: top_k 40, min_p 0.05)
+
+Every sampling field is sent explicitly in the first three (both spellings of the repetition
+penalty: repetition_penalty, and llama-server's repeat_penalty; each server ignores the other's),
+so both servers do the same work. Starts `logitscope serve --model PATH` (ours); --url measures
+another server beside it (e.g. a llama-server built outside this repository, on the same GGUF
+file, with -np at least the largest level), alternating the two level by level, and prints the
+ratio ours / theirs.
+
+  python3 bench/server/load_bench.py --model FILE.gguf [--url http://127.0.0.1:8080]
+      [--threads 2] [--rounds 1] [--tokens 64] [--streams 1,4,16,32] [--workloads t1,top_p,qwen,defaults]
 """
 import argparse
 import http.client
@@ -56,12 +69,23 @@ def start_server(a):
     sys.exit(f"the server did not start (exit status {proc.poll()})")
 
 
-def one_stream(url, a, i, barrier, out):
+OFF = {"top_k": 0, "top_p": 1.0, "min_p": 0.0, "typical_p": 1.0, "repetition_penalty": 1.0,
+       "repeat_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0}
+WORKLOADS = {
+    "t1": {**OFF, "temperature": 1.0},
+    "top_p": {**OFF, "temperature": 0.8, "top_p": 0.95},
+    "qwen": {**OFF, "temperature": 0.7, "top_p": 0.8, "top_k": 20, "repetition_penalty": 1.05,
+             "repeat_penalty": 1.05, "logprobs": True, "top_logprobs": 5},
+    "defaults": {"temperature": 0.8, "top_p": 0.95},
+}
+
+
+def one_stream(url, a, i, barrier, out, fields):
     """One streaming chat request; out[i] = {tokens, ttft, t_send, t_end, error}."""
     u = urllib.parse.urlparse(url)
     body = {"messages": [{"role": "user", "content": f"Tell me about the number {i}."}],
             "stream": True, "stream_options": {"include_usage": True}, "max_tokens": a.tokens,
-            "ignore_eos": True, "temperature": a.temperature, "seed": 1000 + i}
+            "ignore_eos": True, "seed": 1000 + i, **fields}
     headers = {"Content-Type": "application/json"}
     if a.api_key:
         headers["Authorization"] = f"Bearer {a.api_key}"
@@ -114,12 +138,12 @@ def percentile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def run_level(url, a, streams):
+def run_level(url, a, streams, fields):
     tokens, wall, ttfts, rates, errors = 0, 0.0, [], [], []
     for _ in range(a.rounds):
         out = {}
         barrier = threading.Barrier(streams)
-        threads = [threading.Thread(target=one_stream, args=(url, a, i, barrier, out))
+        threads = [threading.Thread(target=one_stream, args=(url, a, i, barrier, out, fields))
                    for i in range(streams)]
         for t in threads:
             t.start()
@@ -138,55 +162,77 @@ def run_level(url, a, streams):
             "tokens": tokens, "errors": errors}
 
 
+def ratio(x, y):
+    return f"{x / y:.2f}x" if y and y == y and x == x else "-"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--logitscope", default=os.path.join(REPO, "build", "app", "logitscope"))
-    ap.add_argument("--model", help="model directory or .gguf (when no --url)")
-    ap.add_argument("--url", help="an already running server, e.g. http://127.0.0.1:8080")
+    ap.add_argument("--model", required=True, help="model directory or .gguf for logitscope serve")
+    ap.add_argument("--url", help="another server to measure beside ours, e.g. http://127.0.0.1:8080")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--parallel", type=int, default=16, help="the started server's --parallel")
-    ap.add_argument("--ctx", type=int, default=0, help="the started server's --ctx (0: its default)")
+    ap.add_argument("--parallel", type=int, default=32, help="our server's --parallel")
+    ap.add_argument("--ctx", type=int, default=0, help="our server's --ctx (0: its default)")
     ap.add_argument("--server-arg", action="append", default=[],
-                    help="one more argument for the started server, e.g. --server-arg=--prefix-cache=0")
+                    help="one more argument for our server, e.g. --server-arg=--prefix-cache=0")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--tokens", type=int, default=64)
-    ap.add_argument("--streams", default="1,4,16", help="comma-separated concurrency levels")
-    ap.add_argument("--temperature", type=float, default=1.0, help="each stream has its own seed")
+    ap.add_argument("--streams", default="1,4,16,32", help="comma-separated concurrency levels")
+    ap.add_argument("--workloads", default="t1,top_p,qwen,defaults",
+                    help="comma-separated, of: " + ", ".join(WORKLOADS))
     ap.add_argument("--api-key")
     a = ap.parse_args()
     levels = [int(x) for x in a.streams.split(",")]
-    if not a.url and not a.model:
-        ap.error("give --model PATH (to start logitscope serve) or --url")
-    proc = None
-    url = a.url.rstrip("/") if a.url else None
-    if not url:
-        a.parallel = max(a.parallel, max(levels))
-        proc, url = start_server(a)
+    workloads = [w for w in a.workloads.split(",") if w]
+    for w in workloads:
+        if w not in WORKLOADS:
+            ap.error(f"--workloads: unknown workload {w!r} (expected one of {', '.join(WORKLOADS)})")
+    a.parallel = max(a.parallel, max(levels))
+    proc, ours = start_server(a)
+    servers = [("ours", ours)] + ([("theirs", a.url.rstrip("/"))] if a.url else [])
+    rows = []
     try:
-        warm = {}
-        one_stream(url, argparse.Namespace(**{**vars(a), "tokens": 4}), 0, threading.Barrier(1), warm)
-        if warm[0]["error"]:
-            sys.exit(f"warm-up request failed: {warm[0]['error']}")
-        rows = [run_level(url, a, n) for n in levels]
+        for name, url in servers:
+            warm = {}
+            one_stream(url, argparse.Namespace(**{**vars(a), "tokens": 4}), 0, threading.Barrier(1),
+                       warm, WORKLOADS["t1"])
+            if warm[0]["error"]:
+                sys.exit(f"warm-up request to {name} ({url}) failed: {warm[0]['error']}")
+        for w in workloads:
+            for n in levels:
+                rows.append((w, n, {name: run_level(url, a, n, WORKLOADS[w]) for name, url in servers}))
     finally:
-        if proc:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
     print(cpu_model())
-    print(f"server: {url if a.url else 'logitscope serve --model ' + a.model + f' --threads {a.threads}'}"
-          f"; {a.tokens} tokens per stream, {a.rounds} round(s), temperature {a.temperature}\n")
-    print("| streams | generated tok/s (aggregate) | tok/s per stream | TTFT p50 ms | TTFT p90 ms "
-          "| tokens | errors |")
-    print("|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['streams']} | {r['tok_s']:.1f} | {r['per_stream']:.1f} | {r['p50']:.0f} | "
-              f"{r['p90']:.0f} | {r['tokens']} | {len(r['errors'])} |")
-    for r in rows:
-        for e in r["errors"][:3]:
-            print(f"error ({r['streams']} streams): {e}", file=sys.stderr)
+    print(f"ours: logitscope serve --model {a.model} --threads {a.threads} --parallel {a.parallel}"
+          + (f"; theirs: {a.url}" if a.url else "")
+          + f"; {a.tokens} tokens per stream, {a.rounds} round(s)\n")
+    if a.url:
+        print("| workload | streams | ours tok/s | theirs tok/s | ours / theirs | TTFT p50 ms ours / theirs "
+              "| TTFT p90 ms ours / theirs | errors ours / theirs |")
+        print("|---|---|---|---|---|---|---|---|")
+        for w, n, r in rows:
+            o, t = r["ours"], r["theirs"]
+            print(f"| {w} | {n} | {o['tok_s']:.1f} | {t['tok_s']:.1f} | {ratio(o['tok_s'], t['tok_s'])} | "
+                  f"{o['p50']:.0f} / {t['p50']:.0f} | {o['p90']:.0f} / {t['p90']:.0f} | "
+                  f"{len(o['errors'])} / {len(t['errors'])} |")
+    else:
+        print("| workload | streams | generated tok/s (aggregate) | tok/s per stream | TTFT p50 ms "
+              "| TTFT p90 ms | tokens | errors |")
+        print("|---|---|---|---|---|---|---|---|")
+        for w, n, r in rows:
+            o = r["ours"]
+            print(f"| {w} | {n} | {o['tok_s']:.1f} | {o['per_stream']:.1f} | {o['p50']:.0f} | "
+                  f"{o['p90']:.0f} | {o['tokens']} | {len(o['errors'])} |")
+    for w, n, r in rows:
+        for name, res in r.items():
+            for e in res["errors"][:3]:
+                print(f"error ({name}, {w}, {n} streams): {e}", file=sys.stderr)
 
 
 if __name__ == "__main__":
