@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "kernels/exp_f64.h"
+#include "kernels/ops.h"
 
 namespace ls::decode {
 
@@ -27,6 +28,10 @@ double exp_sum(std::span<const float> scores, float m,
   double total = 0.0;
   for (std::size_t begin = 0; begin < scores.size(); begin += kBlock) {
     const std::size_t len = std::min(kBlock, scores.size() - begin);
+    // After a truncation most blocks hold only removed tokens: they add nothing.
+    std::size_t bad = 0, removed = 0;
+    kernels::count_special(scores.data() + begin, len, &bad, &removed);
+    if (removed == len) continue;
     kernels::exp_bounds_f64(scores.data() + begin, len, m, lo.data(), hi.data());
     if (terms == nullptr) {  // -inf scores add [0, 0]: total + 0 is total
       for (std::size_t j = 0; j < len; ++j) {

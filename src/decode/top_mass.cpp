@@ -26,7 +26,7 @@ constexpr std::size_t kBlock = 1024;
 struct Buckets {
   std::vector<std::uint16_t> of;  // each token's bucket; kBuckets for -inf
   std::array<double, kBuckets> mass{};
-  std::array<std::int64_t, kBuckets> count{};
+  std::array<std::int32_t, kBuckets> count{};
 };
 
 }  // namespace
@@ -72,12 +72,17 @@ std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores,
     if (scores[a] != scores[b]) return scores[a] > scores[b];
     return ties == TieOrder::lower_id_first ? a < b : a > b;
   };
-  // The ids of bucket `b`, best first.
-  const auto sorted_bucket = [&](int b) {
+  // The ids of bucket `b`, best first; those of the buckets before it into `before_b` if given
+  // (one pass over the vocabulary for both).
+  const auto sorted_bucket = [&](int b, std::vector<std::int32_t>* before_b) {
     std::vector<std::int32_t> ids;
     ids.reserve(static_cast<std::size_t>(bk.count[b]));
-    for (std::size_t i = 0; i < n; ++i)
-      if (bk.of[i] == b) ids.push_back(static_cast<std::int32_t>(i));
+    for (std::size_t i = 0; i < n; ++i) {
+      if (bk.of[i] == b)
+        ids.push_back(static_cast<std::int32_t>(i));
+      else if (before_b != nullptr && bk.of[i] < b)
+        before_b->push_back(static_cast<std::int32_t>(i));
+    }
     std::sort(ids.begin(), ids.end(), before);
     return ids;
   };
@@ -93,9 +98,12 @@ std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores,
     ++b;
   }
   if (b == kBuckets) return std::nullopt;  // p is within delta of the whole mass
+  const std::int64_t above_count_b = above_count;  // tokens in the buckets before b
   std::int64_t keep = -1;
   double cumulative = above;
-  const std::vector<std::int32_t> crossing = sorted_bucket(b);
+  std::vector<std::int32_t> kept;  // the buckets before b: all kept
+  kept.reserve(static_cast<std::size_t>(above_count));
+  const std::vector<std::int32_t> crossing = sorted_bucket(b, &kept);
   for (const std::int32_t id : crossing) {
     const double before_id = cumulative;
     cumulative += std::exp(static_cast<double>(scores[id]) - static_cast<double>(m));
@@ -108,15 +116,17 @@ std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores,
   if (keep < 0) return std::nullopt;  // the bucket sum and its terms disagree near p
   keep = std::min<std::int64_t>(std::max<std::int64_t>(keep, min_keep), finite);
 
-  // The `keep` best: every bucket before the one holding the keep-th, and that one's best.
-  std::int64_t counted = 0;
-  int last = 0;
+  // The `keep` best: every bucket before the one holding the keep-th, and that one's best. It is
+  // b, unless min_keep reaches further.
+  std::int64_t counted = above_count_b;
+  int last = b;
   while (counted + bk.count[last] < keep) counted += bk.count[last++];
-  std::vector<std::int32_t> kept;
-  kept.reserve(static_cast<std::size_t>(keep));
-  for (std::size_t i = 0; i < n; ++i)
-    if (bk.of[i] < last) kept.push_back(static_cast<std::int32_t>(i));
-  const std::vector<std::int32_t> boundary = last == b ? crossing : sorted_bucket(last);
+  if (last == b) {
+    kept.insert(kept.end(), crossing.begin(), crossing.begin() + (keep - counted));
+    return kept;
+  }
+  kept.clear();
+  const std::vector<std::int32_t> boundary = sorted_bucket(last, &kept);
   kept.insert(kept.end(), boundary.begin(), boundary.begin() + (keep - counted));
   return kept;
 }
