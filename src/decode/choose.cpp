@@ -36,18 +36,23 @@ std::int32_t choose_greedy(std::span<const float> scores) {
 std::int32_t choose_sample(std::span<const float> scores, double draw, double* log_sum_exp) {
   const double m = checked_max(scores, "sample");
   if (!(draw >= 0.0 && draw < 1.0)) fail("sample: the draw must be in [0, 1), got {}", draw);
-  // The cumulative weights of the remaining candidates (after truncation, a handful of the
-  // vocabulary), in a list kept per thread: without truncation it is the whole vocabulary.
-  thread_local std::vector<std::pair<std::int32_t, double>> cumulative;
-  cumulative.clear();
-  const double total = exp_sum(scores, static_cast<float>(m), &cumulative);
+  // The running total of the weights after each token (a removed one leaves it as it was), in
+  // a buffer kept per thread.
+  thread_local std::vector<double> cumulative;
+  cumulative.resize(scores.size());
+  const double total = exp_sum(scores, static_cast<float>(m), cumulative.data());
   if (log_sum_exp != nullptr) *log_sum_exp = m + std::log(total);
   const double target = draw * total;
-  // The first term whose running total exceeds the target (the totals never decrease).
-  const auto first = std::upper_bound(cumulative.begin(), cumulative.end(), target,
-                                      [](double t, const auto& e) { return t < e.second; });
-  if (first != cumulative.end()) return first->first;
-  return cumulative.back().first;  // rounding left the target at the very end
+  // The first token whose running total exceeds the target: its weight raised the total, so it
+  // is a candidate (the totals never decrease).
+  const auto first = std::upper_bound(cumulative.begin(), cumulative.end(), target);
+  if (first != cumulative.end()) return static_cast<std::int32_t>(first - cumulative.begin());
+  // Rounding left the target at the very end: the last token of positive weight.
+  for (std::size_t i = scores.size(); i-- > 0;)
+    if (scores[i] != -std::numeric_limits<float>::infinity() &&
+        std::exp(static_cast<double>(scores[i]) - m) > 0.0)
+      return static_cast<std::int32_t>(i);
+  return 0;  // unreachable: the max scores weight 1
 }
 
 }  // namespace ls::decode

@@ -22,8 +22,7 @@ double weight(float s, float m) {
 
 // total + w rounds to one double for every w in [lo, hi] exactly when it does at both ends (the
 // rounding is monotone); that double is then the plain loop's, whose w lies in [lo, hi].
-double exp_sum(std::span<const float> scores, float m,
-               std::vector<std::pair<std::int32_t, double>>* terms) {
+double exp_sum(std::span<const float> scores, float m, double* running) {
   std::array<double, kBlock> lo, hi;
   double total = 0.0;
   for (std::size_t begin = 0; begin < scores.size(); begin += kBlock) {
@@ -31,27 +30,17 @@ double exp_sum(std::span<const float> scores, float m,
     // After a truncation most blocks hold only removed tokens: they add nothing.
     std::size_t bad = 0, removed = 0;
     kernels::count_special(scores.data() + begin, len, &bad, &removed);
-    if (removed == len) continue;
-    kernels::exp_bounds_f64(scores.data() + begin, len, m, lo.data(), hi.data());
-    if (terms == nullptr) {  // -inf scores add [0, 0]: total + 0 is total
-      for (std::size_t j = 0; j < len; ++j) {
-        double next = total + lo[j];
-        if (next != total + hi[j]) [[unlikely]]
-          next = total + weight(scores[begin + j], m);
-        total = next;
-      }
+    if (removed == len) {
+      if (running != nullptr) std::fill(running + begin, running + begin + len, total);
       continue;
     }
-    // The walk lists the terms with a weight > 0 (or NaN): those with lo > 0, and those whose
-    // bounds leave it open (underflow) once std::exp has said.
-    for (std::size_t j = 0; j < len; ++j) {
-      if (hi[j] == 0.0) continue;  // -inf
-      if (!(lo[j] > 0.0) && weight(scores[begin + j], m) <= 0.0) continue;
+    kernels::exp_bounds_f64(scores.data() + begin, len, m, lo.data(), hi.data());
+    for (std::size_t j = 0; j < len; ++j) {  // -inf scores add [0, 0]: total + 0 is total
       double next = total + lo[j];
       if (next != total + hi[j]) [[unlikely]]
         next = total + weight(scores[begin + j], m);
       total = next;
-      terms->emplace_back(static_cast<std::int32_t>(begin + j), total);
+      if (running != nullptr) running[begin + j] = total;
     }
   }
   return total;

@@ -7,16 +7,13 @@
 
 #include <cstdint>
 #include <span>
-#include <utility>
-#include <vector>
 
 namespace ls::decode {
 
-// `m` is the largest score (as the plain loop's callers take it). When `terms` is given, it
-// receives (id, the running total after the term) for each term whose weight is > 0, in index
-// order: the cumulative weights of an inverse-CDF walk.
-double exp_sum(std::span<const float> scores, float m,
-               std::vector<std::pair<std::int32_t, double>>* terms = nullptr);
+// `m` is the largest score (as the plain loop's callers take it). When `running` is given (room
+// for scores.size() values), running[i] receives the total after element i, as the plain loop
+// has it (a removed token leaves it as it was): the cumulative weights of an inverse-CDF walk.
+double exp_sum(std::span<const float> scores, float m, double* running = nullptr);
 
 // The plain loop itself: the reference exp_sum equals bit for bit (tests, benchmarks).
 double exp_sum_plain(std::span<const float> scores, float m);

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kernels/exp_f64.h"
 #include "kernels/ops.h"
@@ -31,13 +32,12 @@ struct Buckets {
 
 }  // namespace
 
-std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores, double p,
-                                                  int min_keep, TieOrder ties) {
+bool top_mass(std::span<float> scores, double p, int min_keep, TieOrder ties) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   const std::size_t n = scores.size();
-  if (n > kMaxTokens) return std::nullopt;
+  if (n > kMaxTokens) return false;
   const float m = kernels::max_not_nan(scores.data(), n);
-  if (m == kNegInf) return std::vector<std::int32_t>{};
+  if (m == kNegInf) return true;  // nothing to keep, nothing to remove
   constexpr float scale = static_cast<float>(kBuckets) / kMaxRange;
   const auto bucket_of = [&](float s) {  // monotone: a higher score never gets a later bucket
     const float b = (m - s) * scale;
@@ -72,17 +72,12 @@ std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores,
     if (scores[a] != scores[b]) return scores[a] > scores[b];
     return ties == TieOrder::lower_id_first ? a < b : a > b;
   };
-  // The ids of bucket `b`, best first; those of the buckets before it into `before_b` if given
-  // (one pass over the vocabulary for both).
-  const auto sorted_bucket = [&](int b, std::vector<std::int32_t>* before_b) {
+  // The ids of bucket `b`, best first.
+  const auto sorted_bucket = [&](int b) {
     std::vector<std::int32_t> ids;
     ids.reserve(static_cast<std::size_t>(bk.count[b]));
-    for (std::size_t i = 0; i < n; ++i) {
-      if (bk.of[i] == b)
-        ids.push_back(static_cast<std::int32_t>(i));
-      else if (before_b != nullptr && bk.of[i] < b)
-        before_b->push_back(static_cast<std::int32_t>(i));
-    }
+    for (std::size_t i = 0; i < n; ++i)
+      if (bk.of[i] == b) ids.push_back(static_cast<std::int32_t>(i));
     std::sort(ids.begin(), ids.end(), before);
     return ids;
   };
@@ -97,38 +92,34 @@ std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores,
     above += bk.mass[b], above_count += bk.count[b];
     ++b;
   }
-  if (b == kBuckets) return std::nullopt;  // p is within delta of the whole mass
+  if (b == kBuckets) return false;  // p is within delta of the whole mass
   const std::int64_t above_count_b = above_count;  // tokens in the buckets before b
   std::int64_t keep = -1;
   double cumulative = above;
-  std::vector<std::int32_t> kept;  // the buckets before b: all kept
-  kept.reserve(static_cast<std::size_t>(above_count));
-  const std::vector<std::int32_t> crossing = sorted_bucket(b, &kept);
+  const std::vector<std::int32_t> crossing = sorted_bucket(b);
   for (const std::int32_t id : crossing) {
     const double before_id = cumulative;
     cumulative += std::exp(static_cast<double>(scores[id]) - static_cast<double>(m));
     ++above_count;
     if (cumulative < threshold - delta) continue;
-    if (!(before_id < threshold - delta && cumulative > threshold + delta)) return std::nullopt;
+    if (!(before_id < threshold - delta && cumulative > threshold + delta)) return false;
     keep = above_count;
     break;
   }
-  if (keep < 0) return std::nullopt;  // the bucket sum and its terms disagree near p
+  if (keep < 0) return false;  // the bucket sum and its terms disagree near p
   keep = std::min<std::int64_t>(std::max<std::int64_t>(keep, min_keep), finite);
 
-  // The `keep` best: every bucket before the one holding the keep-th, and that one's best. It is
-  // b, unless min_keep reaches further.
+  // The `keep` best: every bucket before the one holding the keep-th (b, unless min_keep reaches
+  // further), and that one's best. The rest is removed.
   std::int64_t counted = above_count_b;
   int last = b;
   while (counted + bk.count[last] < keep) counted += bk.count[last++];
-  if (last == b) {
-    kept.insert(kept.end(), crossing.begin(), crossing.begin() + (keep - counted));
-    return kept;
-  }
-  kept.clear();
-  const std::vector<std::int32_t> boundary = sorted_bucket(last, &kept);
-  kept.insert(kept.end(), boundary.begin(), boundary.begin() + (keep - counted));
-  return kept;
+  const std::vector<std::int32_t> boundary = last == b ? crossing : sorted_bucket(last);
+  for (std::size_t i = 0; i < n; ++i)
+    if (bk.of[i] > last) scores[i] = kNegInf;  // -inf scores are bucket kBuckets: unchanged
+  for (std::size_t k = static_cast<std::size_t>(keep - counted); k < boundary.size(); ++k)
+    scores[static_cast<std::size_t>(boundary[k])] = kNegInf;
+  return true;
 }
 
 }  // namespace ls::decode

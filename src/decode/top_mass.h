@@ -6,9 +6,7 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <span>
-#include <vector>
 
 namespace ls::decode {
 
@@ -16,11 +14,10 @@ namespace ls::decode {
 // id first (the reverse of transformers' stable ascending sort).
 enum class TieOrder { lower_id_first, higher_id_first };
 
-// The ids kept by "keep the best tokens, in score order (ties as `ties`), up to and including
-// the first at which the cumulative probability is >= p, and at least `min_keep`" over the
-// tokens scoring above -inf, in no particular order. nullopt when the crossing is too close to
-// call. Scores must hold no NaN or +inf.
-std::optional<std::vector<std::int32_t>> top_mass(std::span<const float> scores, double p,
-                                                  int min_keep, TieOrder ties);
+// Applies "keep the best tokens, in score order (ties as `ties`), up to and including the first
+// at which the cumulative probability is >= p, and at least `min_keep`" to the tokens scoring
+// above -inf: the others get -inf. Returns false, with the scores untouched, when the crossing
+// is too close to call. Scores must hold no NaN or +inf.
+bool top_mass(std::span<float> scores, double p, int min_keep, TieOrder ties);
 
 }  // namespace ls::decode

@@ -28,14 +28,7 @@ void TopP::apply(std::span<float> scores, const TokenHistory& history) {
   require_sortable(scores, "top_p");
   if (count_candidates(scores) >= kSortBelow) {
     const TieOrder ties = rule_ == TopPRule::hf ? TieOrder::higher_id_first : TieOrder::lower_id_first;
-    if (const auto kept = top_mass(scores, p_, min_keep_, ties)) {
-      thread_local std::vector<char> keep;
-      keep.assign(scores.size(), 0);
-      for (const std::int32_t id : *kept) keep[static_cast<std::size_t>(id)] = 1;
-      for (std::size_t i = 0; i < scores.size(); ++i)
-        if (!keep[i]) scores[i] = kFilterValue;
-      return;
-    }
+    if (top_mass(scores, p_, min_keep_, ties)) return;
   }
   apply_sorted(scores, history);
 }
