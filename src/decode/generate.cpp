@@ -2,7 +2,10 @@
 #include "decode/generate.h"
 
 #include <algorithm>
+#include <exception>
+#include <optional>
 #include <random>
+#include <utility>
 
 #include "core/error.h"
 #include "decode/order.h"
@@ -98,17 +101,33 @@ class SamplingRun final : public RunState {
       if (!s.done) out.push_back({s.id, {&s.tokens.back(), 1}});
   }
 
+  // Live sequences in order; before the prompt is in, every sequence chooses from its row.
+  std::size_t pending_choices() const override {
+    if (!prefilled_) return done() ? 0 : seqs_.size();
+    return static_cast<std::size_t>(
+        std::count_if(seqs_.begin(), seqs_.end(), [](const Seq& s) { return !s.done; }));
+  }
+
+  void make_choice(std::size_t i, std::span<const std::span<const float>> scores) override {
+    std::size_t live = 0;
+    for (std::size_t j = 0; j < seqs_.size(); ++j) {
+      if (prefilled_ && seqs_[j].done) continue;
+      if (live == i) return pick(j, scores[prefilled_ ? i : 0]);
+      ++live;
+    }
+  }
+
   void advance(std::span<const std::span<const float>> scores) override {
     std::size_t k = 0;
     if (!prefilled_) {
       prefilled_ = true;
       // Every sequence continues the same prompt: share its KV instead of recomputing it.
       for (std::size_t i = 1; i < seqs_.size(); ++i) source_.fork(seqs_[0].id, seqs_[i].id);
-      for (std::size_t i = 0; i < seqs_.size(); ++i) choose(static_cast<int>(i), scores[0]);
+      for (std::size_t i = 0; i < seqs_.size(); ++i) choose(i, scores[0]);
       return;
     }
     for (std::size_t i = 0; i < seqs_.size(); ++i)
-      if (!seqs_[i].done) choose(static_cast<int>(i), scores[k++]);
+      if (!seqs_[i].done) choose(i, scores[k++]);
   }
 
   bool done() const override {
@@ -129,31 +148,52 @@ class SamplingRun final : public RunState {
     GenerationResult result;
     int step = 0;
     bool done = false;
+    // make_choice's result for this step, applied by advance().
+    std::optional<Choice> picked;
+    StepTrace trace;
+    std::exception_ptr error;
   };
 
-  void choose(int index, std::span<const float> raw) {
-    Seq& s = seqs_[static_cast<std::size_t>(index)];
+  // The sampler's choice for sequence `index` from `raw` (any thread: it touches only this
+  // sequence); an error is kept for advance() to throw.
+  void pick(std::size_t index, std::span<const float> raw) {
+    Seq& s = seqs_[index];
     const GenerateOptions& o = job_.options;
-    if (raw.size() != static_cast<std::size_t>(source_.vocab_size()))
-      fail("the logits source returned {} scores, expected vocab_size {}", raw.size(),
-           source_.vocab_size());
+    try {
+      if (raw.size() != static_cast<std::size_t>(source_.vocab_size()))
+        fail("the logits source returned {} scores, expected vocab_size {}", raw.size(),
+             source_.vocab_size());
+      const bool tracing = static_cast<bool>(o.on_step);
+      s.trace = StepTrace{};
+      s.trace.sequence = static_cast<int>(index);
+      s.trace.step = s.step;
+      s.picked = s.sampler.choose(
+          raw, TokenHistory{s.tokens, job_.prompt.size()},
+          {tracing ? &s.trace : nullptr, o.trace_top_n, std::nullopt, true, o.raw_logprobs});
+    } catch (...) {
+      s.error = std::current_exception();
+    }
+  }
+
+  // Applies sequence `index`'s choice (made now if make_choice did not): callbacks, text, stops.
+  void choose(std::size_t index, std::span<const float> raw) {
+    Seq& s = seqs_[index];
+    const GenerateOptions& o = job_.options;
+    if (!s.picked && !s.error) pick(index, raw);
+    if (s.error) std::rethrow_exception(std::exchange(s.error, nullptr));
+    const Choice c = *std::exchange(s.picked, std::nullopt);
     const bool tracing = static_cast<bool>(o.on_step);
-    StepTrace trace;
-    trace.sequence = index;
-    trace.step = s.step;
-    const Choice c = s.sampler.choose(
-        raw, TokenHistory{s.tokens, job_.prompt.size()},
-        {tracing ? &trace : nullptr, o.trace_top_n, std::nullopt, true, o.raw_logprobs});
     s.result.logprob += c.raw_logprob;
     s.result.processed_logprob += c.logprob;
     if (o.on_token)
-      o.on_token(index, {s.step, c.token, c.raw_logprob, c.logprob, c.raw_log_sum_exp,
-                         c.log_sum_exp, raw, s.sampler.final_scores(), c.draw});
+      o.on_token(static_cast<int>(index), {s.step, c.token, c.raw_logprob, c.logprob,
+                                           c.raw_log_sum_exp, c.log_sum_exp, raw,
+                                           s.sampler.final_scores(), c.draw});
     s.tokens.push_back(c.token);
     s.result.tokens.push_back(c.token);
     if (tracing) {
-      trace.sequence_logprob = s.result.logprob;
-      o.on_step(trace);
+      s.trace.sequence_logprob = s.result.logprob;
+      o.on_step(s.trace);
     }
     const auto& eos = job_.config.eos_token_id;
     if (std::find(eos.begin(), eos.end(), c.token) != eos.end()) {
@@ -162,7 +202,7 @@ class SamplingRun final : public RunState {
     }
     if (o.token_bytes) {
       auto update = s.stream.push(o.token_bytes(c.token));
-      if (!update.text.empty() && o.on_text) o.on_text(index, update.text);
+      if (!update.text.empty() && o.on_text) o.on_text(static_cast<int>(index), update.text);
       if (update.stopped) {
         s.result.message =
             fmt::format("the text contains the stop string \"{}\"", sanitize_utf8(update.stop));
@@ -251,6 +291,7 @@ std::vector<GenerationRun> generate_batch(LogitsSource& source, std::span<const 
   }
   std::vector<Feed> feeds;
   std::vector<std::size_t> first_feed(runs.size() + 1);
+  std::vector<std::pair<std::size_t, std::size_t>> choices;  // (run, its choice index)
   while (true) {
     feeds.clear();
     for (std::size_t r = 0; r < runs.size(); ++r) {
@@ -260,10 +301,20 @@ std::vector<GenerationRun> generate_batch(LogitsSource& source, std::span<const 
     first_feed[runs.size()] = feeds.size();
     if (feeds.empty()) break;
     const std::vector<std::span<const float>> scores = source.step(feeds);
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      if (first_feed[r] == first_feed[r + 1]) continue;
-      runs[r]->advance(std::span(scores).subspan(first_feed[r], first_feed[r + 1] - first_feed[r]));
-    }
+    const auto scores_of = [&](std::size_t r) {
+      return std::span(scores).subspan(first_feed[r], first_feed[r + 1] - first_feed[r]);
+    };
+    // Every sequence's choice on the source's threads, then each run applies its own in order.
+    choices.clear();
+    for (std::size_t r = 0; r < runs.size(); ++r)
+      if (first_feed[r] != first_feed[r + 1])
+        for (std::size_t i = 0; i < runs[r]->pending_choices(); ++i) choices.emplace_back(r, i);
+    source.parallel(choices.size(), [&](std::size_t k) {
+      const auto [r, i] = choices[k];
+      runs[r]->make_choice(i, scores_of(r));
+    });
+    for (std::size_t r = 0; r < runs.size(); ++r)
+      if (first_feed[r] != first_feed[r + 1]) runs[r]->advance(scores_of(r));
   }
   std::vector<GenerationRun> out;
   for (auto& r : runs) out.push_back(r->take_result());

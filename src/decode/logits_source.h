@@ -6,7 +6,9 @@
 // are testable without a model.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -33,6 +35,12 @@ struct LogitsSource {
   virtual void fork(int from_seq, int to_seq) = 0;
   // Forgets sequence `seq` and frees what it held; it may be fed again from empty.
   virtual void release(int seq) = 0;
+  // Calls fn(i) for every i in [0, n), each exactly once, in any order and on any thread: the
+  // step's token choices, spread over the engine's threads (each touches only its own
+  // sequence). By default in order on the calling thread.
+  virtual void parallel(std::size_t n, const std::function<void(std::size_t)>& fn) {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+  }
 
   // A step with one feed.
   std::span<const float> feed(int seq, std::span<const std::int32_t> tokens,

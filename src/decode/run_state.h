@@ -17,6 +17,12 @@ class RunState {
   virtual ~RunState() = default;
   // Appends this step's feeds (none once the run is done).
   virtual void feeds(std::vector<Feed>& out) = 0;
+  // The choices of this step that may run beside other runs' on any thread, before advance():
+  // how many, then each by index over the scores for the run's feeds (a sampled or greedy
+  // sequence's own chain over its own row). advance() applies them in order, making any that
+  // were not made. Beam runs make theirs in advance().
+  virtual std::size_t pending_choices() const { return 0; }
+  virtual void make_choice(std::size_t /*i*/, std::span<const std::span<const float>> /*scores*/) {}
   // The scores for the feeds it appended, in the same order.
   virtual void advance(std::span<const std::span<const float>> scores) = 0;
   virtual bool done() const = 0;

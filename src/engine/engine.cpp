@@ -52,6 +52,12 @@ void Engine::fork(int from_seq, int to_seq) {
   seqs_.insert_or_assign(to_seq, std::move(copy));
 }
 
+void Engine::parallel(std::size_t n, const std::function<void(std::size_t)>& fn) {
+  pool_.parallel_for(n, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) fn(i);
+  });
+}
+
 void Engine::release(int seq) {
   seqs_.erase(seq);
 }

@@ -47,6 +47,8 @@ class Engine final : public decode::LogitsSource {
   std::vector<std::span<const float>> step(std::span<const decode::Feed> feeds) override;
   void fork(int from_seq, int to_seq) override;
   void release(int seq) override;
+  // Over the engine's thread pool (the step's token choices).
+  void parallel(std::size_t n, const std::function<void(std::size_t)>& fn) override;
   // Keeps only the first `positions` positions of `seq` (a prompt prefix copied from another
   // sequence by fork, cut to what two prompts share).
   void truncate(int seq, std::int64_t positions);

@@ -409,9 +409,31 @@ void Scheduler::run_step() {
     return;  // drop_cancelled frees them before the next step
   }
   const auto t1 = std::chrono::steady_clock::now();
-  // Every job's choices in parallel: each run owns its samplers and sequences.
+  // Every sequence's choice in parallel (a request's n sequences too), with the prefill chunks'
+  // prompt logprobs; then each run applies its choices (events, stops), runs in parallel: each
+  // run owns its samplers and sequences.
+  std::vector<std::pair<std::size_t, std::size_t>> tasks;  // (owner, choice), or a prefill
+  constexpr std::size_t kPrefill = static_cast<std::size_t>(-1);
+  for (std::size_t o = 0; o < owners.size(); ++o) {
+    if (owners[o].prefill) {
+      tasks.emplace_back(o, kPrefill);
+      continue;
+    }
+    for (std::size_t i = 0; i < owners[o].job->run->pending_choices(); ++i) tasks.emplace_back(o, i);
+  }
+  pool_.parallel_for(tasks.size(), [&](std::size_t begin, std::size_t end) {
+    for (std::size_t t = begin; t < end; ++t) {
+      const auto [o, i] = tasks[t];
+      const Owner& owner = owners[o];
+      if (i == kPrefill)
+        advance(owner, feeds, scores);
+      else
+        owner.job->run->make_choice(i, std::span(scores).subspan(owner.first, owner.count));
+    }
+  });
   pool_.parallel_for(owners.size(), [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) advance(owners[i], feeds, scores);
+    for (std::size_t i = begin; i < end; ++i)
+      if (!owners[i].prefill) advance(owners[i], feeds, scores);
   });
   deferred_.apply();
   // A run's first step fed its whole prompt: keep it for later prompts that start the same way.
