@@ -1,4 +1,4 @@
-// `logitscope serve`: the OpenAI-compatible HTTP server (src/server/API.md). Parses the flags,
+// `logitscope serve`: the OpenAI-compatible HTTP server (docs/server-api.md). Parses the flags,
 // opens the model once, starts the scheduler and the HTTP server, and on SIGINT/SIGTERM stops
 // accepting, lets running requests finish (cancelling them after 10 s) and exits 0.
 #include <fmt/format.h>
@@ -90,7 +90,7 @@ void run_serve(ServeOptions& o) {
 void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd =
-      app.add_subcommand("serve", "An OpenAI-compatible HTTP server (src/server/API.md)");
+      app.add_subcommand("serve", "An OpenAI-compatible HTTP server (docs/server-api.md)");
   o->model.huge_pages = true;  // long-running: decode speed over load time
   add_model_options(*cmd, o->model);
   cmd->add_option("--host", o->http.host, "Address to bind (loopback unless told otherwise)")

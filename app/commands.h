@@ -28,7 +28,7 @@ void add_models_command(CLI::App& app);
 // added last.
 void add_completion_command(CLI::App& app);
 
-// The exit-status contract (README, --help): 0 success, 1 bad input or a model problem, 2 a
+// The exit-status contract (docs/models.md, --help): 0 success, 1 bad input or a model problem, 2 a
 // usage error (a flag that does not parse), 3 a lab threshold not met, 4 an internal error.
 inline constexpr int kExitBadInput = 1;
 inline constexpr int kExitUsage = 2;

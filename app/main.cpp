@@ -1,6 +1,6 @@
 // The `logitscope` command: parses the command line and runs one subcommand. This is the only
 // place that catches ls::Error: it prints "logitscope: error: <message>" and exits with the
-// status contract of commands.h (README: "Exit status").
+// status contract of commands.h (docs/models.md: "Exit status").
 #include <algorithm>
 #include <cstdio>
 #include <exception>

@@ -1,5 +1,5 @@
 // How a --model value becomes a path. A path that exists always wins. Otherwise an id,
-// "org/name" or "org/name:quant_tag" (README "Model ids"), is looked up in the Hugging Face
+// "org/name" or "org/name:quant_tag" (docs/models.md, "Model ids"), is looked up in the Hugging Face
 // cache at --revision (refs/main by default); with --pull it is pulled first (nothing is
 // downloaded without it), and when it is missing the error gives the exact pull command.
 #pragma once

@@ -1,5 +1,5 @@
 // JSON Lines output of a generation: one header object (mode, seed, stage order, every setting
-// with its source) and one object per step, schema in src/decode/TRACE_JSONL.md. Token text comes
+// with its source) and one object per step, schema in docs/trace-format.md. Token text comes
 // from a TokenBytesFn and is given both as text (invalid UTF-8 replaced by U+FFFD) and as hex
 // bytes, since a token may hold part of a character.
 #pragma once

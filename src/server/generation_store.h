@@ -1,4 +1,4 @@
-// Kept generations for the logit microscope (API.md, "The logit microscope"): each step's raw
+// Kept generations for the logit microscope (docs/server-api.md, "The logit microscope"): each step's raw
 // logits, chosen token and draw, so that any step can be re-scored later under other settings
 // without running the model. All generations share one byte budget; the least recently used
 // is dropped first, and a generation larger than the whole budget keeps its first steps only.

@@ -1,4 +1,4 @@
-// The HTTP front of `logitscope serve` on cpp-httplib: routes (API.md), the API key, body
+// The HTTP front of `logitscope serve` on cpp-httplib: routes (docs/server-api.md), the API key, body
 // limits, OpenAI error objects, and SSE streaming. Each generation request becomes scheduler
 // jobs; its handler thread turns their events into a response or a stream of chunks, and a
 // client that goes away cancels its jobs.

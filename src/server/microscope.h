@@ -1,4 +1,4 @@
-// The logit microscope's routes without HTTP (API.md, "The logit microscope"): the page's
+// The logit microscope's routes without HTTP (docs/server-api.md, "The logit microscope"): the page's
 // model info, a kept generation as JSON, and replay (every step re-scored under other settings
 // from the kept logits, one step traced in full), plus the page's embedded files.
 #pragma once

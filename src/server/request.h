@@ -1,7 +1,7 @@
 // OpenAI request bodies (chat and legacy completions, with vLLM's extra sampling fields and the
 // `logitscope` extension) turned into scheduler Jobs. Every field is checked; a bad one throws
 // ApiError naming it as a path ("messages[1].role", "logit_bias.42"), as OpenAI's 400s do.
-// Unknown fields are ignored. API.md beside this file lists every field.
+// Unknown fields are ignored. docs/server-api.md lists every field.
 #pragma once
 
 #include <mutex>
@@ -63,7 +63,7 @@ struct ParsedRequest {
 ParsedRequest parse_chat_request(const nlohmann::json& body, const ServerLimits& limits);
 ParsedRequest parse_completion_request(const nlohmann::json& body, const ServerLimits& limits);
 
-// A replay's `settings` (API.md): the number fields, top_k and order_preset over the recorded
+// A replay's `settings` (docs/server-api.md): the number fields, top_k and order_preset over the recorded
 // config `c`, checked as a request's are; `param` names settings.FIELD.
 void apply_replay_settings(const nlohmann::json& settings, decode::GenerationConfig& c,
                            const ServerLimits& limits);

@@ -1,5 +1,5 @@
 """End-to-end check of `logitscope generate` and `score` on a tiny synthetic model:
-- the JSON Lines trace follows src/decode/TRACE_JSONL.md (header, one step per token, results);
+- the JSON Lines trace follows docs/trace-format.md (header, one step per token, results);
 - the same seed gives the same tokens and draws with 1 and 2 threads, another seed differs;
 - every step's chosen token is reproduced from its recorded draw with the documented rule over
   the stage's top list when the pool fits in it (numpy), and greedy picks the raw argmax;

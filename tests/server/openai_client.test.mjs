@@ -1,4 +1,4 @@
-// End-to-end test of `logitscope serve` (src/server/API.md) through the official OpenAI client
+// End-to-end test of `logitscope serve` (docs/server-api.md) through the official OpenAI client
 // (npm `openai`, installed in tests/oracle): chat and completions, determinism, logprobs,
 // streaming, n, stop strings, a tool call forced with logitscope.sequence_bias and its round
 // trip, the errors the client raises, and models.list. Every check prints what it got.

@@ -1,4 +1,4 @@
-"""Shared helpers of the `logitscope serve` end-to-end tests (see src/server/API.md): synthesise
+"""Shared helpers of the `logitscope serve` end-to-end tests (see docs/server-api.md): synthesise
 the tiny model, start a server and wait for its `listening on` line, plain HTTP requests, an SSE
 reader, raw-socket exchanges, /metrics parsing, RSS, a checker that prints every result with what
 it got, and what test_http.py and test_http_load.py share (request bases, the main() harness).

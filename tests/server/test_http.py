@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end HTTP tests of `logitscope serve` (src/server/API.md), one request at a time, with
+"""End-to-end HTTP tests of `logitscope serve` (docs/server-api.md), one request at a time, with
 raw http.client: routes, every request-field validation rule, accepted edge values, malformed,
 oversized and hostile bodies and bytes on raw sockets, context limits, /metrics, the API key and
 streaming completions. Each check prints what it got. Load and lifecycle: test_http_load.py."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The logit microscope of `logitscope serve` (src/server/API.md, last section) end to end: kept
+"""The logit microscope of `logitscope serve` (docs/server-api.md, last section) end to end: kept
 generations (chat and completions, streamed and not) carry their id and prompt ids in the header,
 GET /v1/logitscope/generations/ID matches the streamed trace, GET .../logits/K are the raw logits
 the trace was computed from, POST /v1/logitscope/replay reproduces the recording with its own

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A numpy re-scoring of one decoding step from raw logits: what `logitscope replay`, the server's
-POST /v1/logitscope/replay and the web page's re-scorer compute (src/server/API.md, "The logit
+POST /v1/logitscope/replay and the web page's re-scorer compute (docs/server-api.md, "The logit
 microscope"). Each stage is one of transformers' formulas as tests/decode/hf_formulas.py states
 them; what this file adds is which stages run and in which order, as src/decode/ decides:
 

@@ -1,4 +1,4 @@
-// The server's routes as the page calls them (src/server/API.md): JSON requests whose non-2xx
+// The server's routes as the page calls them (docs/server-api.md): JSON requests whose non-2xx
 // answers become ApiError (message, param, status), the kept generations' logits as
 // Float32Array (little-endian, cached per step), replay and detokenize. Every request goes
 // through call(), which adds `Authorization: Bearer KEY` to /v1/* requests when the user gave an

@@ -1,5 +1,5 @@
 // Exports of a generation row: its trace as JSON Lines in the CLI's schema (`generate --json`:
-// a header line, one step line per token, a result line; src/decode/TRACE_JSONL.md) and the
+// a header line, one step line per token, a result line; docs/trace-format.md) and the
 // strip chart as a standalone .svg; download() saves either through a Blob link.
 import { stringifyJson } from './json_big';
 import type { Branch, Header, Step } from './types';

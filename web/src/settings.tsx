@@ -14,7 +14,7 @@ export const FIELDS: { key: NumericKey; label: string; min: number; max: number;
   { key: 'repetition_penalty', label: 'repetition_penalty', min: 0.5, max: 3, step: 0.01, hint: '1 = off' },
 ];
 
-/** The API's ranges (src/server/API.md); null when the value is one the server accepts. */
+/** The API's ranges (docs/server-api.md); null when the value is one the server accepts. */
 export function settingsProblem(s: Settings): string | null {
   const bad = (ok: boolean, what: string) => (ok ? null : what);
   return (

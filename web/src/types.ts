@@ -1,6 +1,6 @@
-// Shapes of what the server sends: the trace step and header objects (src/decode/TRACE_JSONL.md,
+// Shapes of what the server sends: the trace step and header objects (docs/trace-format.md,
 // as `generate --json` writes them and `logitscope.trace` / `logitscope.header` stream them),
-// the /v1/logitscope routes' answers (src/server/API.md), and the page's own settings and
+// the /v1/logitscope routes' answers (docs/server-api.md), and the page's own settings and
 // generation rows ("branches").
 
 export type Preset = 'hf' | 'vllm' | 'llama_cpp';
