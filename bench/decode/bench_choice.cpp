@@ -52,8 +52,8 @@ std::vector<float> logits(bool flat, std::size_t vocab, unsigned seed) {
 }
 
 // The chain as the sort-based paths ran it: each stage's reference, then the std::exp walk.
-std::int32_t choose_reference(const Chain& c, std::vector<float>& work,
-                              const TokenHistory& history, bool logprobs, std::size_t vocab) {
+std::int32_t choose_reference(const Chain& c, std::vector<float>& work, const TokenHistory& history,
+                              bool logprobs, std::size_t vocab) {
   if (c.repetition_penalty != 1.0) RepetitionPenalty(c.repetition_penalty).apply(work, history);
   if (c.sample && c.temperature != 1.0) Temperature(c.temperature).apply(work, history);
   if (c.sample && c.top_k > 0 && static_cast<std::size_t>(c.top_k) < vocab)

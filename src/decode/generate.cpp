@@ -186,9 +186,9 @@ class SamplingRun final : public RunState {
     s.result.logprob += c.raw_logprob;
     s.result.processed_logprob += c.logprob;
     if (o.on_token)
-      o.on_token(static_cast<int>(index), {s.step, c.token, c.raw_logprob, c.logprob,
-                                           c.raw_log_sum_exp, c.log_sum_exp, raw,
-                                           s.sampler.final_scores(), c.draw});
+      o.on_token(static_cast<int>(index),
+                 {s.step, c.token, c.raw_logprob, c.logprob, c.raw_log_sum_exp, c.log_sum_exp, raw,
+                  s.sampler.final_scores(), c.draw});
     s.tokens.push_back(c.token);
     s.result.tokens.push_back(c.token);
     if (tracing) {

@@ -1,7 +1,7 @@
 // top_mass (see top_mass.h). Error budget: the bucket masses are sums of weights within 2^-45 of
-// exp (the lower bounds of kernels/exp_f64.h); the cumulative masses the sort-based rules compute differ from the
-// exact sums by at most n * 2^-53 each (n terms, each rounded once when added, once when
-// divided). For n <= 2^22 both are far below kDelta, so a crossing more than kDelta from p on
+// exp (the lower bounds of kernels/exp_f64.h); the cumulative masses the sort-based rules compute
+// differ from the exact sums by at most n * 2^-53 each (n terms, each rounded once when added, once
+// when divided). For n <= 2^22 both are far below kDelta, so a crossing more than kDelta from p on
 // both sides is the one the sort finds.
 #include "decode/top_mass.h"
 
@@ -92,7 +92,7 @@ bool top_mass(std::span<float> scores, double p, int min_keep, TieOrder ties) {
     above += bk.mass[b], above_count += bk.count[b];
     ++b;
   }
-  if (b == kBuckets) return false;  // p is within delta of the whole mass
+  if (b == kBuckets) return false;                 // p is within delta of the whole mass
   const std::int64_t above_count_b = above_count;  // tokens in the buckets before b
   std::int64_t keep = -1;
   double cumulative = above;

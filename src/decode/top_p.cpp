@@ -27,7 +27,8 @@ constexpr std::int32_t kSortBelow = 2048;
 void TopP::apply(std::span<float> scores, const TokenHistory& history) {
   require_sortable(scores, "top_p");
   if (count_candidates(scores) >= kSortBelow) {
-    const TieOrder ties = rule_ == TopPRule::hf ? TieOrder::higher_id_first : TieOrder::lower_id_first;
+    const TieOrder ties =
+        rule_ == TopPRule::hf ? TieOrder::higher_id_first : TieOrder::lower_id_first;
     if (top_mass(scores, p_, min_keep_, ties)) return;
   }
   apply_sorted(scores, history);

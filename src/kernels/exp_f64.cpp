@@ -13,7 +13,6 @@
 
 #include "kernels/exp_f64.h"
 
-
 HWY_BEFORE_NAMESPACE();
 namespace ls::kernels::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
@@ -33,7 +32,8 @@ HWY_INLINE hn::Vec<DD> exp_lanes(DD dd, hn::Vec<DD> x) {
   p = hn::MulAdd(p, r, hn::Set(dd, 1.0));
   p = hn::MulAdd(p, r, hn::Set(dd, 1.0));
   // 2^k: k's low bits shifted into the exponent field, added to the bits of 1.0.
-  const auto scale = hn::BitCast(dd, hn::Add(hn::ShiftLeft<52>(ki), hn::Set(du, 0x3ff0000000000000ull)));
+  const auto scale =
+      hn::BitCast(dd, hn::Add(hn::ShiftLeft<52>(ki), hn::Set(du, 0x3ff0000000000000ull)));
   return hn::Mul(p, scale);
 }
 #endif

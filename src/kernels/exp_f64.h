@@ -28,7 +28,7 @@ void exp_bounds_f64(const float* x, std::size_t n, float shift, double* lo, doub
 namespace exp_f64_detail {
 inline constexpr double kInvLn2 = 0x1.71547652b82fep+0;
 inline constexpr double kShift = 0x1.8p+52;  // x + kShift rounds x to an integer in the low bits
-inline constexpr double kLn2Hi = 0x1.62e42fee00000p-1;  // ln 2 = kLn2Hi + kLn2Lo; k * kLn2Hi is
+inline constexpr double kLn2Hi = 0x1.62e42fee00000p-1;   // ln 2 = kLn2Hi + kLn2Lo; k * kLn2Hi is
 inline constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;  // exact for |k| < 2^11
 // 1/j! for j = 13 down to 2 (Taylor: the error at |r| = ln2/2 is below 2^-57).
 inline constexpr double kInvFact[12] = {

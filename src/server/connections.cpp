@@ -59,8 +59,7 @@ int Connections::find_new_socket() {
     const long fd = std::strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0' || fd < 3 || fd == dirfd(dir)) continue;
     int local_port = -1;
-    if (endpoint(static_cast<int>(fd), false, &local_port).empty() || local_port != port_)
-      continue;
+    if (endpoint(static_cast<int>(fd), false, &local_port).empty() || local_port != port_) continue;
     const std::string peer = endpoint(static_cast<int>(fd), true);
     if (peer.empty()) continue;  // the listening socket
     const auto known = entries_.find(static_cast<int>(fd));
@@ -115,6 +114,9 @@ void Connections::watch() {
     const auto now = std::chrono::steady_clock::now();
     for (auto& [fd, e] : entries_) {
       if (e.request_seen || e.shut || now - e.accepted < limits_.header_deadline) continue;
+      // Still this connection's socket (httplib may have closed it and the number been reused,
+      // the moment before its thread forgets the entry)?
+      if (endpoint(fd, true) != e.peer) continue;
       ::shutdown(fd, SHUT_RDWR);  // httplib's read ends; it closes the socket
       e.shut = true;
       ++deadline_closes_;

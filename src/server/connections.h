@@ -18,7 +18,7 @@
 namespace ls::server {
 
 struct ConnectionLimits {
-  std::size_t max_connections = 1024;             // beyond: new connections are closed at once
+  std::size_t max_connections = 1024;                // beyond: new connections are closed at once
   std::chrono::milliseconds header_deadline{10000};  // accept to the first complete request
 };
 

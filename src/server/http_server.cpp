@@ -5,9 +5,12 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <bit>
+#include <cctype>
 #include <chrono>
 #include <random>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -179,8 +182,8 @@ void HttpServer::routes() {
   // clients hold only their own threads (connections.h). httplib owns the queue and deletes it
   // when listen() returns; handlers only run while it lives.
   s.new_task_queue = [this] {
-    auto* c = new Connections(port_, {options_.max_connections,
-                                      std::chrono::milliseconds(options_.header_timeout_ms)});
+    auto* c = new Connections(
+        port_, {options_.max_connections, std::chrono::milliseconds(options_.header_timeout_ms)});
     connections_ = c;
     return c;
   };
@@ -195,7 +198,14 @@ void HttpServer::routes() {
     if (connections_ != nullptr) connections_->request_seen(req.remote_addr, req.remote_port);
     if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0)
       return httplib::Server::HandlerResponse::Unhandled;
-    if (req.get_header_value("Authorization") == "Bearer " + options_.api_key)
+    // The scheme is case-insensitive (RFC 9110: "bearer" is as good as "Bearer"); the key is not.
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string_view scheme = std::string_view(auth).substr(0, 7);
+    const bool bearer = scheme.size() == 7 &&
+                        std::equal(scheme.begin(), scheme.end(), "bearer ", [](char a, char b) {
+                          return std::tolower(static_cast<unsigned char>(a)) == b;
+                        });
+    if (bearer && std::string_view(auth).substr(7) == options_.api_key)
       return httplib::Server::HandlerResponse::Unhandled;
     send_error(res, ApiError(401, "a valid API key is required: Authorization: Bearer KEY", "",
                              "invalid_api_key"));

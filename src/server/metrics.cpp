@@ -89,8 +89,8 @@ std::string Metrics::render(const SchedulerStats& s) const {
                 "Non-streaming requests cancelled because their client had gone.", abandoned_);
   out += metric("counter", "logitscope_connections_timed_out_total",
                 "Connections closed for not sending a complete request in time.", deadline_closes_);
-  out += metric("gauge", "logitscope_connections_open", "Client connections open.",
-                open_connections_);
+  out +=
+      metric("gauge", "logitscope_connections_open", "Client connections open.", open_connections_);
   out += metric("counter", "logitscope_engine_steps_total", "Batched engine steps.", s.steps);
   out += fmt::format(
       "# HELP logitscope_engine_step_seconds_total Time in the engine's batched forward passes.\n"

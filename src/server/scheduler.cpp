@@ -29,7 +29,6 @@ std::vector<std::pair<std::size_t, Event>> JobChannel::wait(std::chrono::millise
   return out;
 }
 
-
 std::vector<std::span<const float>> DeferredSource::step(std::span<const decode::Feed>) {
   fail("the scheduler steps the engine itself; a run must not");
 }
@@ -419,7 +418,8 @@ void Scheduler::run_step() {
       tasks.emplace_back(o, kPrefill);
       continue;
     }
-    for (std::size_t i = 0; i < owners[o].job->run->pending_choices(); ++i) tasks.emplace_back(o, i);
+    for (std::size_t i = 0; i < owners[o].job->run->pending_choices(); ++i)
+      tasks.emplace_back(o, i);
   }
   pool_.parallel_for(tasks.size(), [&](std::size_t begin, std::size_t end) {
     for (std::size_t t = begin; t < end; ++t) {

@@ -129,8 +129,9 @@ TEST(FastChoice, TopPEqualsItsSortAndRarelyNeedsIt) {
         ASSERT_EQ(fast, sorted) << "trial " << trial << " p " << p << " min_keep " << min_keep;
         std::vector<float> direct = base;
         ++asked;
-        if (!top_mass(direct, p, min_keep,
-                      rule == TopPRule::hf ? TieOrder::higher_id_first : TieOrder::lower_id_first)) {
+        if (!top_mass(
+                direct, p, min_keep,
+                rule == TopPRule::hf ? TieOrder::higher_id_first : TieOrder::lower_id_first)) {
           ASSERT_EQ(direct, base) << "undecided, yet the scores changed: trial " << trial;
           continue;
         }

@@ -24,12 +24,14 @@ TEST(ExpF64, PlainIsWithinTheBoundOverTheRange) {
   double worst = 0;
   for (int i = 0; i < 400000; ++i) {
     const double x = i % 2 == 0 ? wide(rng) : near(rng);
-    worst = std::max(worst, relative_error(ls::kernels::exp_f64_plain(x), std::exp(
-                                                                              static_cast<long double>(x))));
+    worst = std::max(worst, relative_error(ls::kernels::exp_f64_plain(x),
+                                           std::exp(static_cast<long double>(x))));
   }
   // The ends and the points where the reduction switches k (x = (k + 1/2) ln 2).
-  for (double x : {0.0, -0.0, -1e-300, ls::kernels::kExpF64Min, -0.5 * std::log(2.0), -std::log(2.0)})
-    worst = std::max(worst, relative_error(ls::kernels::exp_f64_plain(x), std::exp(static_cast<long double>(x))));
+  for (double x :
+       {0.0, -0.0, -1e-300, ls::kernels::kExpF64Min, -0.5 * std::log(2.0), -std::log(2.0)})
+    worst = std::max(worst, relative_error(ls::kernels::exp_f64_plain(x),
+                                           std::exp(static_cast<long double>(x))));
   EXPECT_LE(worst, kExpF64Bound);
   EXPECT_GT(worst, 0.0);  // a test that measured nothing would pass too
 }

@@ -222,8 +222,16 @@ TEST(Ops, CountSpecialEqualsAPlainCount) {
   std::mt19937 rng(4);
   constexpr float kInf = std::numeric_limits<float>::infinity();
   const float kNaN = std::numeric_limits<float>::quiet_NaN();
-  const float values[] = {0.0f, -0.0f, 1.5f, -3.0f, kInf, -kInf, kNaN, -kNaN,
-                          std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()};
+  const float values[] = {0.0f,
+                          -0.0f,
+                          1.5f,
+                          -3.0f,
+                          kInf,
+                          -kInf,
+                          kNaN,
+                          -kNaN,
+                          std::numeric_limits<float>::denorm_min(),
+                          std::numeric_limits<float>::max()};
   for (std::size_t n : {0u, 1u, 5u, 16u, 17u, 33u, 1000u}) {
     std::vector<float> x(n);
     for (float& v : x) v = values[rng() % 10];

@@ -399,6 +399,10 @@ def test_auth(s):
     c.check("GET /v1/models without a key: 401", r.status == 401, r)
     r = s.post(CHAT, CHAT_BASE)
     c.check("chat with the right key: 200", r.status == 200, r)
+    r = s.post(CHAT, CHAT_BASE, auth=False, headers={"Authorization": f"bearer {s.api_key}"})
+    c.check("the scheme in lower case ('bearer KEY', RFC 9110): 200", r.status == 200, r)
+    r = s.post(CHAT, CHAT_BASE, auth=False, headers={"Authorization": f"Bearer {s.api_key.upper()}x"})
+    c.check("the key is compared exactly: a changed key is 401", r.status == 401, r)
     r = s.get("/health", auth=False)
     c.check("GET /health needs no key: 200", r.status == 200, r)
 
