@@ -246,3 +246,46 @@ TEST(Ops, CountSpecialEqualsAPlainCount) {
     EXPECT_EQ(neg, want_neg) << n;
   }
 }
+
+// divide_to_float against the plain division bit for bit: every exponent, both signs, zeros,
+// infinities, NaN, the overflow edge, and quotients that land (almost) half-way between two
+// floats, where the checked multiplication must give way to the division.
+TEST(Ops, DivideToFloatEqualsTheDivisionBitForBit) {
+  const auto same = [](float a, float b) {
+    std::uint32_t ua = 0, ub = 0;
+    std::memcpy(&ua, &a, 4);
+    std::memcpy(&ub, &b, 4);
+    return ua == ub;
+  };
+  std::mt19937 rng(12);
+  std::vector<float> x(4099);
+  for (float& v : x) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(rng());
+    std::memcpy(&v, &bits, 4);  // every exponent; NaN and infinities among them
+  }
+  x[0] = 0.0f, x[1] = -0.0f, x[2] = std::numeric_limits<float>::infinity();
+  x[3] = -std::numeric_limits<float>::infinity(), x[4] = std::numeric_limits<float>::max();
+  for (double t : {0.7, 0.8, 1.0 / 3.0, 1e-4, 1.5, 2.0, 123.456}) {
+    std::vector<float> out(x.size());
+    ls::kernels::divide_to_float(x.data(), x.size(), t, out.data());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float want = static_cast<float>(static_cast<double>(x[i]) / t);
+      ASSERT_TRUE(same(out[i], want) || (std::isnan(out[i]) && std::isnan(want)))
+          << "t " << t << " x " << x[i] << " got " << out[i] << " want " << want;
+    }
+  }
+  // Half-way quotients: t chosen so that 1.7f / t is the midpoint of f and the float after it.
+  int fallbacks_checked = 0;
+  for (int k = 0; k < 2000; ++k) {
+    const float f = std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 1000.0f,
+                               static_cast<int>(rng() % 40) - 20);
+    const double mid = (static_cast<double>(f) + std::nextafter(f, 2.0f * f)) / 2.0;
+    const double t = static_cast<double>(1.7f) / mid;
+    std::vector<float> in(16, 1.7f), out(16);
+    ls::kernels::divide_to_float(in.data(), in.size(), t, out.data());
+    const float want = static_cast<float>(static_cast<double>(1.7f) / t);
+    for (float v : out) ASSERT_TRUE(same(v, want)) << "f " << f << " t " << t;
+    ++fallbacks_checked;
+  }
+  EXPECT_EQ(fallbacks_checked, 2000);
+}
