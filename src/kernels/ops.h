@@ -52,8 +52,8 @@ float max_not_nan(const float* x, std::size_t n);
 // tokens), by their bits, in vectors: the decoding stages' input checks.
 void count_special(const float* x, std::size_t n, std::size_t* nan_or_inf, std::size_t* neg_inf);
 std::size_t first_equal(const float* x, std::size_t n, float v);
-// out[i] = float(double(x[i]) / t), the bits of that division (divide.cpp: a multiplication
-// checked lane by lane); out may be x.
+// out[i] = float(double(x[i]) / t), the bits of that division, in vectors (divide.cpp); out
+// may be x.
 void divide_to_float(const float* x, std::size_t n, double t, float* out);
 
 // The rows of one layer's keys (or values) of a KV cache kept in blocks of positions: row p

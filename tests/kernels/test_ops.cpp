@@ -249,7 +249,7 @@ TEST(Ops, CountSpecialEqualsAPlainCount) {
 
 // divide_to_float against the plain division bit for bit: every exponent, both signs, zeros,
 // infinities, NaN, the overflow edge, and quotients that land (almost) half-way between two
-// floats, where the checked multiplication must give way to the division.
+// floats (where a multiplication by 1/t would round differently).
 TEST(Ops, DivideToFloatEqualsTheDivisionBitForBit) {
   const auto same = [](float a, float b) {
     std::uint32_t ua = 0, ub = 0;
