@@ -3,11 +3,10 @@
 
 #include <httplib.h>
 #include <netinet/in.h>
+#include <strings.h>
 #include <sys/socket.h>
 
-#include <algorithm>
 #include <bit>
-#include <cctype>
 #include <chrono>
 #include <random>
 #include <string_view>
@@ -200,12 +199,8 @@ void HttpServer::routes() {
       return httplib::Server::HandlerResponse::Unhandled;
     // The scheme is case-insensitive (RFC 9110: "bearer" is as good as "Bearer"); the key is not.
     const std::string auth = req.get_header_value("Authorization");
-    const std::string_view scheme = std::string_view(auth).substr(0, 7);
-    const bool bearer = scheme.size() == 7 &&
-                        std::equal(scheme.begin(), scheme.end(), "bearer ", [](char a, char b) {
-                          return std::tolower(static_cast<unsigned char>(a)) == b;
-                        });
-    if (bearer && std::string_view(auth).substr(7) == options_.api_key)
+    if (auth.size() >= 7 && strncasecmp(auth.c_str(), "bearer ", 7) == 0 &&
+        std::string_view(auth).substr(7) == options_.api_key)
       return httplib::Server::HandlerResponse::Unhandled;
     send_error(res, ApiError(401, "a valid API key is required: Authorization: Bearer KEY", "",
                              "invalid_api_key"));
