@@ -48,10 +48,10 @@ bool top_mass(std::span<float> scores, double p, int min_keep, TieOrder ties) {
   bk.of.resize(n);
   bk.mass.fill(0.0);
   bk.count.fill(0);
-  std::array<double, kBlock> w, upper;  // bounds on each weight: the lower one is used
+  std::array<double, kBlock> w;  // each weight's lower bound (kernels/exp_f64.h)
   for (std::size_t begin = 0; begin < n; begin += kBlock) {
     const std::size_t len = std::min(kBlock, n - begin);
-    kernels::exp_bounds_f64(scores.data() + begin, len, m, w.data(), upper.data());
+    kernels::exp_bounds_f64(scores.data() + begin, len, m, w.data(), nullptr);
     for (std::size_t j = 0; j < len; ++j) {
       const float s = scores[begin + j];
       if (s == kNegInf) {

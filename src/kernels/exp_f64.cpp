@@ -79,11 +79,14 @@ void ExpBoundsF64(const float* x, size_t n, float shift, double* lo, double* hi)
         nan, d,
         hn::IfThenElse(hn::Eq(d, neg_inf), zero, hn::IfThenElse(hn::Gt(d, zero), inf, tiny)));
     hn::StoreU(hn::IfThenElse(in_range, hn::Sub(w, e), out_lo), dd, lo + i);
-    hn::StoreU(hn::IfThenElse(in_range, hn::Add(w, e), out_hi), dd, hi + i);
+    if (hi != nullptr) hn::StoreU(hn::IfThenElse(in_range, hn::Add(w, e), out_hi), dd, hi + i);
   }
 #endif
-  for (; i < n; ++i)
-    bounds_one(static_cast<double>(x[i]) - static_cast<double>(shift), lo + i, hi + i);
+  for (; i < n; ++i) {
+    double upper = 0;
+    bounds_one(static_cast<double>(x[i]) - static_cast<double>(shift), lo + i, &upper);
+    if (hi != nullptr) hi[i] = upper;
+  }
 }
 
 }  // namespace ls::kernels::HWY_NAMESPACE

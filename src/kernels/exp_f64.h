@@ -23,6 +23,7 @@ double exp_f64_plain(double x);
 // gives NaN, d below kExpF64Min gives [0, 2^-1000] (exp(-700) < 2^-1009), d above 0 [0, inf]
 // (the shift is meant to be the maximum).
 inline constexpr double kExpBoundsMargin = 0x1p-46;
+// `hi` may be null when only the lower bounds are wanted (top_p's bucket masses).
 void exp_bounds_f64(const float* x, std::size_t n, float shift, double* lo, double* hi);
 
 namespace exp_f64_detail {

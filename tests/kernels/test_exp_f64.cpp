@@ -48,6 +48,10 @@ TEST(ExpF64, BoundsHoldTheTrueExpAndStdExp) {
     for (float v : x) shift = v > shift ? v : shift;  // the max, NaN skipped
     std::vector<double> lo(n, -1.0), hi(n, -1.0);
     ls::kernels::exp_bounds_f64(x.data(), n, shift, lo.data(), hi.data());
+    std::vector<double> lo_only(n, -1.0);  // without `hi`: the same lower bounds
+    ls::kernels::exp_bounds_f64(x.data(), n, shift, lo_only.data(), nullptr);
+    for (std::size_t i = 0; i < n; ++i)
+      EXPECT_TRUE(lo_only[i] == lo[i] || (std::isnan(lo_only[i]) && std::isnan(lo[i]))) << i;
     for (std::size_t i = 0; i < n; ++i) {
       const double d = static_cast<double>(x[i]) - static_cast<double>(shift);
       if (std::isnan(d)) {
