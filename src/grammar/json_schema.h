@@ -3,6 +3,38 @@
 // schema accepts, with bounded whitespace. A keyword the converter does not enforce is an error
 // naming it and its path ("unsupported keyword 'patternProperties' at $.properties.a"), never
 // silently dropped.
+//
+// Supported: type (one or a list), enum, const (any JSON values), anyOf, oneOf, allOf (merged
+// keyword by keyword), $ref to a local JSON pointer ("#/$defs/x", "#/definitions/x", "#"; a
+// recursive schema becomes a recursive rule), properties, required, additionalProperties
+// (false, true or a schema), prefixItems, items, minItems, maxItems, uniqueItems false,
+// minLength, maxLength, pattern, format (date, time, date-time, uuid), minimum, maximum,
+// exclusiveMinimum, exclusiveMaximum; true/{} as any value. Ignored annotations: title,
+// description, $schema, $id, default, examples, $comment, deprecated, readOnly, writeOnly
+// ($defs/definitions hold schemas). Everything else is refused.
+//
+// Where the grammar is narrower or wider than the schema, deliberately:
+// - Whitespace: at most 20 characters (space, tab, line feed, return) between tokens and around
+//   the text, so a model cannot loop on whitespace.
+// - Objects: properties come in the order of `properties` (then required keys that are not
+//   listed, then additional ones); any listed property may be left out unless required. Extra
+//   keys (additionalProperties not false) come after the listed ones and are never a listed key,
+//   but two extra members may repeat a key.
+// - "integer" is written as an integer (1, -0), not as 1.0 or 1e2. enum/const numbers are
+//   written as the schema's JSON writes them (nlohmann's shortest form); enum/const objects
+//   keep the schema's key order. Strings (keys, enum values, pattern and format texts) take
+//   every JSON spelling ("é", "\u00e9", "\u00E9") and are measured in decoded characters;
+//   escaped lone surrogates ("\ud800") are never accepted.
+// - oneOf is treated as anyOf, as llama.cpp does: a text valid under two branches is accepted
+//   though oneOf rejects it. Exact when the branches do not overlap.
+// - number bounds are enforced only when they are 0 (>= 0, > 0, <= 0, < 0): any other bound
+//   on a number is refused (with type integer, every bound is exact, beyond 64 bits too).
+// - pattern: ECMA-262 syntax matched on code points, unanchored unless ^ / $; literals, `.`,
+//   classes, \d \w \s \D \W \S, groups, (?:), named groups, |, * + ? {m} {m,} {m,n} (lazy too).
+//   Not beside minLength/maxLength. Lookaround, backreferences, \b and the like are refused.
+// - format: date (real month lengths and leap years), time (HH:MM:SS, seconds up to 60, an
+//   optional fraction, Z/z or +HH:MM), date-time (date, T or t, time), uuid (8-4-4-4-12 hex).
+// - Counts (minLength .. maxItems, regex repetitions) are at most 10,000.
 #pragma once
 
 #include <string>
@@ -13,8 +45,11 @@
 namespace ls::grammar {
 
 // GBNF text with a `root` rule; `origin` prefixes error messages (e.g.
-// "response_format.json_schema.schema"). Throws ls::Error.
+// "response_format.json_schema.schema"). Throws ls::Error. nlohmann::json keeps object keys
+// sorted, so properties are asked for in key order; pass an ordered_json (parsed with
+// nlohmann::ordered_json::parse) to keep the order the schema was written in.
 std::string json_schema_to_gbnf(const nlohmann::json& schema, std::string_view origin);
+std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema, std::string_view origin);
 
 // Any JSON object (response_format {"type": "json_object"}): GBNF text with a `root` rule.
 std::string json_object_gbnf();
