@@ -12,7 +12,7 @@ packages=(
   nlohmann-json3-dev libcpp-httplib-dev libhwy-dev libutf8proc-dev libcli11-dev libfmt-dev
   libcurl4-openssl-dev libssl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-numpy python3-jinja2 python3-torch
+  python3 python3-numpy python3-jinja2 python3-jsonschema python3-torch
   chromium fonts-noto-cjk librsvg2-bin
 )
 command -v node > /dev/null || packages+=(nodejs npm)
