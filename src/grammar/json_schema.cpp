@@ -347,7 +347,7 @@ std::string Converter::enumeration(const Json& s, const std::string& path,
       fail_at(path, "const is not one of enum");
     values = {s["const"]};
   }
-  std::vector<std::string> alts;
+  std::vector<std::string> alts, strings;
   std::set<std::string> seen;  // canonical texts: JSON-equal values once (1 and 1.0 stay two)
   for (const Json& v : values) {
     if (s.contains("type")) {
@@ -360,7 +360,17 @@ std::string Converter::enumeration(const Json& s, const std::string& path,
       if (!ok) continue;
     }
     if (!seen.insert(nlohmann::json::parse(v.dump()).dump()).second) continue;
-    alts.push_back(spell(v, path));
+    if (v.is_string())
+      strings.push_back(v.get<std::string>());
+    else
+      alts.push_back(spell(v, path));
+  }
+  if (!strings.empty()) {  // one trie: a parse follows the strings' common prefixes once
+    try {
+      alts.push_back(json_string_one_of(rules_, strings, hint));
+    } catch (const Error& e) {
+      fail_at(path, e.what());
+    }
   }
   if (alts.empty()) fail_at(path, "no value of enum/const has the schema's type");
   return rules_.add(hint, join(alts, " | "));

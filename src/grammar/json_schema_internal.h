@@ -71,6 +71,9 @@ constexpr int kMaxWhitespace = 20;
 std::string json_chars(RuleSet& rules, const CpSet& set);
 // The JSON string (quotes included) whose decoded value is `utf8`, in every spelling.
 std::string json_string_literal(RuleSet& rules, std::string_view utf8);
+// The JSON strings (quotes included) whose decoded value is one of `values`, in every spelling.
+std::string json_string_one_of(RuleSet& rules, const std::vector<std::string>& values,
+                               std::string_view hint);
 // Any JSON string (quotes included) whose decoded value is none of `excluded`.
 std::string json_string_except(RuleSet& rules, const std::vector<std::string>& excluded,
                                std::string_view hint);

@@ -3,6 +3,7 @@
 // JSON spelling of a string character, so that "a", "\u0061" and "\u0041"-style escapes of a key
 // or an enum string are all accepted and a string's length counts decoded characters.
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -368,6 +369,30 @@ struct TrieNode {
   std::vector<std::pair<std::uint32_t, std::size_t>> children;  // code point, node index
 };
 
+// The strings' code points as a trie (node 0 the root), so that strings sharing a prefix share
+// its rule: a parse then follows one branch, not one per string.
+std::vector<TrieNode> trie_of(const std::vector<std::string>& strings) {
+  std::vector<TrieNode> trie(1);
+  for (const std::string& s : strings) {
+    std::size_t at = 0;
+    for (std::uint32_t cp : utf8_to_code_points(s)) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) fail("a schema string holds a lone surrogate U+{:04X}", cp);
+      auto& kids = trie[at].children;
+      const auto it =
+          std::find_if(kids.begin(), kids.end(), [&](const auto& k) { return k.first == cp; });
+      if (it != kids.end()) {
+        at = it->second;
+      } else {
+        kids.push_back({cp, trie.size()});
+        at = trie.size();
+        trie.emplace_back();
+      }
+    }
+    trie[at].terminal = true;
+  }
+  return trie;
+}
+
 }  // namespace
 
 std::string json_string_literal(RuleSet& /*rules*/, std::string_view utf8) {
@@ -382,23 +407,7 @@ std::string json_string_literal(RuleSet& /*rules*/, std::string_view utf8) {
 std::string json_string_except(RuleSet& rules, const std::vector<std::string>& excluded,
                                std::string_view hint) {
   if (excluded.empty()) return primitive(rules, "string");
-  std::vector<TrieNode> trie(1);
-  for (const std::string& key : excluded) {
-    std::size_t at = 0;
-    for (std::uint32_t cp : utf8_to_code_points(key)) {
-      auto& kids = trie[at].children;
-      const auto it =
-          std::find_if(kids.begin(), kids.end(), [&](const auto& k) { return k.first == cp; });
-      if (it != kids.end()) {
-        at = it->second;
-      } else {
-        kids.push_back({cp, trie.size()});
-        at = trie.size();
-        trie.emplace_back();
-      }
-    }
-    trie[at].terminal = true;
-  }
+  const std::vector<TrieNode> trie = trie_of(excluded);
   const std::string rest = rules.add("string-rest", primitive(rules, "char") + "* \"\\\"\"");
   // The rest of a string (closing quote included) that has read node n's prefix so far: it may
   // end unless the prefix is excluded, go on to a child, or leave the trie with any other
@@ -416,6 +425,27 @@ std::string json_string_except(RuleSet& rules, const std::vector<std::string>& e
     names[n] = rules.add(fmt::format("{}-k{}", hint, n), join(alts, " | "));
   }
   return "\"\\\"\" " + names[0];
+}
+
+std::string json_string_one_of(RuleSet& rules, const std::vector<std::string>& values,
+                               std::string_view hint) {
+  const std::vector<TrieNode> trie = trie_of(values);
+  // rest(n): the rest of the string after node n's prefix, closing quote included; a rule where
+  // it branches, single-child runs spelled inline.
+  std::function<std::string(std::size_t)> rest = [&](std::size_t n) -> std::string {
+    std::vector<std::string> alts;
+    if (trie[n].terminal) alts.push_back("\"\\\"\"");
+    for (auto [cp, child] : trie[n].children) {
+      std::string seq = spellings(cp);
+      while (!trie[child].terminal && trie[child].children.size() == 1) {
+        seq += " " + spellings(trie[child].children[0].first);
+        child = trie[child].children[0].second;
+      }
+      alts.push_back(seq + " " + rest(child));
+    }
+    return alts.size() == 1 ? alts[0] : rules.add(fmt::format("{}-s", hint), join(alts, " | "));
+  };
+  return "\"\\\"\" " + rest(0);
 }
 
 // --- the fixed rules ---

@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from json_schema_cases import CASES, ERROR_CASES  # noqa: E402
 
 MAX_WS = 20
+RANDOM_SCHEMAS = 300
 WS = " \t\n\r"
 
 
@@ -282,7 +283,8 @@ def one_of_as_any_of(s):
 
 
 def verdict(case, text):
-    """True/False, or None when the text is outside what is compared (duplicate keys)."""
+    """True/False, or None when the text is outside what is compared (duplicate keys, a schema
+    jsonschema cannot decide)."""
     try:
         value = json.loads(text, parse_int=RawInt, parse_float=RawDec,
                            parse_constant=no_constant, object_pairs_hook=pairs_hook)
@@ -292,9 +294,10 @@ def verdict(case, text):
         return False
     if not whitespace_ok(text) or has_surrogate(value):
         return False
-    if not case["values"].is_valid(value):
-        return False
-    return case["order"].is_valid(value)
+    try:
+        return case["values"].is_valid(value) and case["order"].is_valid(value)
+    except RecursionError:  # a $ref cycle the grammar never reaches (e.g. under maxItems 0)
+        return None
 
 
 # --- texts ---
@@ -388,8 +391,10 @@ def generate(rng, root, s, depth=0):
         return generate(rng, root, resolve(root, s["$ref"]), depth + 1)
     for key in ("anyOf", "oneOf"):
         if key in s:
-            return generate(rng, root, {**{k: v for k, v in s.items() if k != key},
-                                        **rng.choice(s[key])}, depth + 1)
+            branch = rng.choice(s[key])
+            if isinstance(branch, bool):
+                return generate(rng, root, branch, depth + 1)
+            return generate(rng, root, {**{k: v for k, v in s.items() if k != key}, **branch}, depth + 1)
     if "allOf" in s:
         merged = {}
         for part in s["allOf"]:
@@ -466,6 +471,101 @@ def texts_for(rng, case):
     return list(dict.fromkeys(texts))
 
 
+# --- random schemas ---
+
+NAMES = ["a", "b", "c", "id", "é"]
+
+
+def random_scalar(rng):
+    r = rng.random()
+    if r < 0.25:
+        s = {"type": "integer"}
+        lo, hi = sorted(rng.sample([-20, -3, -1, 0, 1, 7, 15, 2.5, -0.5], 2))
+        if rng.random() < 0.7:
+            s[rng.choice(["minimum", "exclusiveMinimum"])] = lo
+        if rng.random() < 0.7:
+            s[rng.choice(["maximum", "exclusiveMaximum"])] = hi
+        return s
+    if r < 0.35:
+        s = {"type": "number"}
+        for key in rng.sample(["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"], rng.randint(0, 1)):
+            s[key] = 0
+        return s
+    if r < 0.6:
+        s = {"type": "string"}
+        k = rng.random()
+        if k < 0.4:
+            for key in rng.sample(["minLength", "maxLength"], rng.randint(1, 2)):
+                s[key] = rng.randint(0, 3)
+            if s.get("minLength", 0) > s.get("maxLength", 9):
+                s["minLength"], s["maxLength"] = s["maxLength"], s["minLength"]
+        elif k < 0.7:
+            s["pattern"] = rng.choice(["^a+$", "(x|y)z", "^[^a]{2}$", "^(a*b?)*$", "é", "^\\d*$", "^.?$"])
+        elif k < 0.8:
+            s["format"] = rng.choice(["date", "time", "uuid"])
+        return s
+    if r < 0.7:
+        return {"enum": rng.sample([None, True, 0, -1, 2.5, "a", "é", "", [1], {"a": None}], rng.randint(1, 4))}
+    if r < 0.75:
+        return {"const": rng.choice([None, 1, "x", [], {}])}
+    if r < 0.85:
+        return {"type": rng.choice(["boolean", "null", ["null", "integer"], ["string", "boolean"]])}
+    if r < 0.92:
+        return {"allOf": [{"type": "integer", "minimum": rng.randint(-5, 5)}, {"maximum": rng.randint(-5, 9)},
+                          {"exclusiveMaximum": rng.randint(0, 12)}]}
+    return rng.choice([{}, True])
+
+
+def random_schema(rng, depth, defs):
+    r = rng.random()
+    if depth >= 3 or r < 0.35:
+        if defs and rng.random() < 0.15:
+            return {"$ref": "#/$defs/" + rng.choice(defs)}
+        return random_scalar(rng)
+    if r < 0.6:
+        s = {"type": "object", "properties": {}}
+        for name in rng.sample(NAMES, rng.randint(0, 3)):
+            s["properties"][name] = random_schema(rng, depth + 1, defs)
+        k = rng.random()
+        if k < 0.35:
+            s["additionalProperties"] = False
+        elif k < 0.55:
+            s["additionalProperties"] = random_schema(rng, depth + 1, defs)
+        extra = [] if k < 0.35 else ["r"]
+        required = [n for n in list(s["properties"]) + extra if rng.random() < 0.4]
+        if required:
+            s["required"] = required
+        if rng.random() < 0.2:
+            del s["type"]
+        return s
+    if r < 0.8:
+        s = {"type": "array"}
+        if rng.random() < 0.4:
+            s["prefixItems"] = [random_schema(rng, depth + 1, defs) for _ in range(rng.randint(1, 2))]
+        k = rng.random()
+        if k < 0.6:
+            s["items"] = random_schema(rng, depth + 1, defs)
+        elif k < 0.75:
+            s["items"] = False
+        for key in rng.sample(["minItems", "maxItems"], rng.randint(0, 2)):
+            s[key] = rng.randint(0, 3)
+        if s.get("minItems", 0) > s.get("maxItems", 9):
+            s["minItems"], s["maxItems"] = s["maxItems"], s["minItems"]
+        return s
+    return {rng.choice(["anyOf", "oneOf"]): [random_schema(rng, depth + 1, defs) for _ in range(rng.randint(1, 3))]}
+
+
+def random_case(rng, i):
+    names = [f"d{k}" for k in range(rng.randint(0, 2))]
+    defs = {n: random_schema(rng, 1, names) for n in names}
+    schema = random_schema(rng, 0, names)
+    if defs:
+        if not isinstance(schema, dict):
+            schema = {"anyOf": [schema]}
+        schema["$defs"] = defs
+    return {"name": f"random schema {i}", "schema": schema, "random": True}
+
+
 def run_driver(driver, cases):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(cases, f)
@@ -481,7 +581,7 @@ def main():
     driver = sys.argv[1]
     rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 20240611)
     prepared = []
-    for case in CASES:
+    for case in CASES + [random_case(rng, i) for i in range(RANDOM_SCHEMAS)]:
         schema = case["schema"]
         c = dict(case)
         c["values"] = Values(one_of_as_any_of(schema))
@@ -489,11 +589,15 @@ def main():
         c["all_texts"] = texts_for(rng, case)
         prepared.append(c)
     results = run_driver(driver, [{"schema": c["schema"], "texts": c["all_texts"]} for c in prepared])
-    failures, compared, accepted = 0, 0, 0
+    failures, compared, accepted, refused = 0, 0, 0, 0
     for c, r in zip(prepared, results):
         if r["error"]:
-            print(f"FAIL {c['name']}: the converter refused the schema: {r['error']}")
-            failures += 1
+            # A random schema may be one the converter refuses (an unsatisfiable bound, a $ref
+            # cycle that consumes nothing): that is counted, and checked for a path.
+            if not c.get("random") or " at $" not in r["error"] and "can begin with itself" not in r["error"]:
+                print(f"FAIL {c['name']}: the converter refused {json.dumps(c['schema'])}: {r['error']}")
+                failures += 1
+            refused += 1
             continue
         for text, got in zip(c["all_texts"], r["accept"]):
             want = verdict(c, text)
@@ -504,14 +608,15 @@ def main():
             if want != got:
                 failures += 1
                 if failures <= 40:
-                    print(f"FAIL {c['name']}: {text!r}: Python says {'valid' if want else 'invalid'}, "
+                    print(f"FAIL {c['name']} {json.dumps(c['schema'])}: {text!r}: Python says {'valid' if want else 'invalid'}, "
                           f"the grammar {'accepts' if got else 'rejects'}")
     errors = run_driver(driver, [{"schema": s, "texts": []} for _, s, _ in ERROR_CASES])
     for (name, schema, expected), r in zip(ERROR_CASES, errors):
         if not r["error"] or any(e not in r["error"] for e in expected):
             failures += 1
             print(f"FAIL error case {name}: got {r['error']!r}, expected it to contain {expected!r}")
-    print(f"{len(CASES)} schemas, {compared} texts compared ({accepted} valid), "
+    print(f"{len(CASES)} schemas and {RANDOM_SCHEMAS} random ones ({refused} refused), "
+          f"{compared} texts compared ({accepted} valid), "
           f"{len(ERROR_CASES)} refused schemas, {failures} failures")
     return 1 if failures else 0
 
