@@ -28,7 +28,9 @@
 // - oneOf is treated as anyOf, as llama.cpp does: a text valid under two branches is accepted
 //   though oneOf rejects it. Exact when the branches do not overlap.
 // - number bounds are enforced only when they are 0 (>= 0, > 0, <= 0, < 0): any other bound
-//   on a number is refused (with type integer, every bound is exact, beyond 64 bits too).
+//   on a number is refused (with type integer, every bound is exact, beyond 64 bits too; a
+//   bound is the number nlohmann parsed: 1e100 is the double nearest it, 10^100 + 1.6e83).
+// - $ref: a JSON pointer as written ("~0", "~1" decoded, "%xx" not).
 // - pattern: ECMA-262 syntax matched on code points, unanchored unless ^ / $; literals, `.`,
 //   classes, \d \w \s \D \W \S, groups, (?:), named groups, |, * + ? {m} {m,} {m,n} (lazy too).
 //   Not beside minLength/maxLength. Lookaround, backreferences, \b and the like are refused.

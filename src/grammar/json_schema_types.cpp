@@ -34,7 +34,9 @@ std::string format_pattern(const std::string& format) {
   return fmt::format("^{}$", kUuid);
 }
 
-bool is_false(const Json& s) { return s.is_boolean() && !s.get<bool>(); }
+bool is_false(const Json& s) {
+  return s.is_boolean() && !s.get<bool>();
+}
 
 // true, {} or only annotations: any value.
 bool is_any(const Json& s) {
@@ -174,8 +176,7 @@ std::string Converter::array(const Json& s, const std::string& path, const std::
   if (max >= 0 && min > max)
     fail_at(path, fmt::format("no array has minItems {} elements that the items allow", min));
   if (max == 0) return rules_.add(hint, "\"[\" " + ws() + " \"]\"");
-  if (prefix.empty() && min == 0 && max < 0 && is_any(items))
-    return primitive(rules_, "array");
+  if (prefix.empty() && min == 0 && max < 0 && is_any(items)) return primitive(rules_, "array");
 
   const std::size_t k =
       max < 0 ? prefix.size() : std::min(prefix.size(), static_cast<std::size_t>(max));
