@@ -2,7 +2,8 @@
 optional samples (values to spell and mutate besides the generated ones), texts (extra texts),
 order_schema (the property order to check, when allOf or anyOf siblings make the schema's own
 per-part order not the merged one). ERROR_CASES: schemas the converter must refuse, with
-substrings the message must hold."""
+substrings the message must hold. random_case(): a random schema of the kinds the oracle
+decides exactly (no allOf over objects, no anyOf beside object keywords)."""
 
 NODE = {"type": "object",
         "properties": {"v": {"type": "integer", "minimum": -3, "maximum": 3},
@@ -210,3 +211,98 @@ ERROR_CASES = [
      ["required property 'id' admits no value"]),
     ("multipleOf", {"anyOf": [{"type": "integer", "multipleOf": 3}]}, ["'multipleOf'", "at $.anyOf[0]"]),
 ]
+
+
+# --- random schemas ---
+
+NAMES = ["a", "b", "c", "id", "é"]
+
+
+def random_scalar(rng):
+    r = rng.random()
+    if r < 0.25:
+        s = {"type": "integer"}
+        lo, hi = sorted(rng.sample([-20, -3, -1, 0, 1, 7, 15, 2.5, -0.5], 2))
+        if rng.random() < 0.7:
+            s[rng.choice(["minimum", "exclusiveMinimum"])] = lo
+        if rng.random() < 0.7:
+            s[rng.choice(["maximum", "exclusiveMaximum"])] = hi
+        return s
+    if r < 0.35:
+        s = {"type": "number"}
+        for key in rng.sample(["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"], rng.randint(0, 1)):
+            s[key] = 0
+        return s
+    if r < 0.6:
+        s = {"type": "string"}
+        k = rng.random()
+        if k < 0.4:
+            for key in rng.sample(["minLength", "maxLength"], rng.randint(1, 2)):
+                s[key] = rng.randint(0, 3)
+            if s.get("minLength", 0) > s.get("maxLength", 9):
+                s["minLength"], s["maxLength"] = s["maxLength"], s["minLength"]
+        elif k < 0.7:
+            s["pattern"] = rng.choice(["^a+$", "(x|y)z", "^[^a]{2}$", "^(a*b?)*$", "é", "^\\d*$", "^.?$"])
+        elif k < 0.8:
+            s["format"] = rng.choice(["date", "time", "uuid"])
+        return s
+    if r < 0.7:
+        return {"enum": rng.sample([None, True, 0, -1, 2.5, "a", "é", "", [1], {"a": None}], rng.randint(1, 4))}
+    if r < 0.75:
+        return {"const": rng.choice([None, 1, "x", [], {}])}
+    if r < 0.85:
+        return {"type": rng.choice(["boolean", "null", ["null", "integer"], ["string", "boolean"]])}
+    if r < 0.92:
+        return {"allOf": [{"type": "integer", "minimum": rng.randint(-5, 5)}, {"maximum": rng.randint(-5, 9)},
+                          {"exclusiveMaximum": rng.randint(0, 12)}]}
+    return rng.choice([{}, True])
+
+
+def random_schema(rng, depth, defs):
+    r = rng.random()
+    if depth >= 3 or r < 0.35:
+        if defs and rng.random() < 0.15:
+            return {"$ref": "#/$defs/" + rng.choice(defs)}
+        return random_scalar(rng)
+    if r < 0.6:
+        s = {"type": "object", "properties": {}}
+        for name in rng.sample(NAMES, rng.randint(0, 3)):
+            s["properties"][name] = random_schema(rng, depth + 1, defs)
+        k = rng.random()
+        if k < 0.35:
+            s["additionalProperties"] = False
+        elif k < 0.55:
+            s["additionalProperties"] = random_schema(rng, depth + 1, defs)
+        extra = [] if k < 0.35 else ["r"]
+        required = [n for n in list(s["properties"]) + extra if rng.random() < 0.4]
+        if required:
+            s["required"] = required
+        if rng.random() < 0.2:
+            del s["type"]
+        return s
+    if r < 0.8:
+        s = {"type": "array"}
+        if rng.random() < 0.4:
+            s["prefixItems"] = [random_schema(rng, depth + 1, defs) for _ in range(rng.randint(1, 2))]
+        k = rng.random()
+        if k < 0.6:
+            s["items"] = random_schema(rng, depth + 1, defs)
+        elif k < 0.75:
+            s["items"] = False
+        for key in rng.sample(["minItems", "maxItems"], rng.randint(0, 2)):
+            s[key] = rng.randint(0, 3)
+        if s.get("minItems", 0) > s.get("maxItems", 9):
+            s["minItems"], s["maxItems"] = s["maxItems"], s["minItems"]
+        return s
+    return {rng.choice(["anyOf", "oneOf"]): [random_schema(rng, depth + 1, defs) for _ in range(rng.randint(1, 3))]}
+
+
+def random_case(rng, i):
+    names = [f"d{k}" for k in range(rng.randint(0, 2))]
+    defs = {n: random_schema(rng, 1, names) for n in names}
+    schema = random_schema(rng, 0, names)
+    if defs:
+        if not isinstance(schema, dict):
+            schema = {"anyOf": [schema]}
+        schema["$defs"] = defs
+    return {"name": f"random schema {i}", "schema": schema, "random": True}
