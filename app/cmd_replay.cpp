@@ -93,6 +93,15 @@ void run_replay(ReplayCli& o) {
 
   decode::GenerationConfig config = inspect::recorded_config(rec);
   apply_generation_flags(config, o.flags, lm.tokenizer());
+  if (o.flags.constrained()) {  // what a grammar would have allowed at each recorded step
+    config.constraint = constraint_from(o.flags, lm);
+    config.sources["grammar"] = "flag";
+  } else if (const auto* g = inspect::recorded_grammar(rec)) {  // the grammar the generation ran with
+    config.constraint = lm.constraint(g->at("gbnf").get<std::string>(),
+                                      o.trace + " header 'settings.grammar.gbnf'",
+                                      g->at("value").get<std::string>());
+    config.sources["grammar"] = "trace";
+  }
   decode::validate(config);
   const std::vector<inspect::ReplayStep> steps =
       inspect::replay(rec, npy.data, vocab, config, o.top);

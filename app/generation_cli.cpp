@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "decode/words.h"
+#include "grammar/json_schema.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ls::app {
@@ -67,6 +69,38 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
   cmd.add_option("--logit-bias-word", f.bias_words, "Bias a word's tokens: \"WORD=BIAS\"");
   cmd.add_flag("--no-generation-config", f.no_generation_config,
                "Ignore the model's generation_config.json (start from transformers' defaults)");
+  auto* g = cmd.add_option("--grammar", f.grammar_file,
+                           "Constrain the text to a GBNF grammar (llama.cpp's syntax; rule root)")
+                ->type_name("FILE");
+  auto* s = cmd.add_option("--json-schema", f.json_schema_file,
+                           "Constrain the text to JSON valid under this JSON Schema")
+                ->type_name("FILE");
+  auto* o = cmd.add_flag("--json-object", f.json_object, "Constrain the text to a JSON object");
+  g->excludes(s)->excludes(o);
+  s->excludes(o);
+}
+
+std::shared_ptr<const grammar::Constraint> constraint_from(const GenerationFlags& f,
+                                                           const LoadedModel& lm) {
+  if (!f.grammar_file.empty()) {
+    return lm.constraint(read_text_file(f.grammar_file), f.grammar_file,
+                         "grammar file " + f.grammar_file);
+  }
+  if (!f.json_schema_file.empty()) {
+    const std::string text = read_text_file(f.json_schema_file);
+    nlohmann::json schema;
+    try {
+      schema = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      fail("--json-schema {}: not JSON: {}", f.json_schema_file, e.what());
+    }
+    const std::string origin = "--json-schema " + f.json_schema_file;
+    return lm.constraint(grammar::json_schema_to_gbnf(schema, origin), origin,
+                         "json_schema " + f.json_schema_file);
+  }
+  if (f.json_object)
+    return lm.constraint(grammar::json_object_gbnf(), "--json-object", "json_object");
+  return nullptr;
 }
 
 decode::GenerationConfig generation_config_from(const GenerationFlags& f, const LoadedModel& lm,
@@ -80,6 +114,10 @@ decode::GenerationConfig generation_config_from(const GenerationFlags& f, const 
     fail("--ban-word/--logit-bias-word need a tokenizer.json in {}", lm.model().path());
   }
   apply_generation_flags(config, f, lm.tokenizer(), skip);
+  if (f.constrained()) {
+    config.constraint = constraint_from(f, lm);
+    config.sources["grammar"] = "flag";
+  }
   decode::validate(config);
   return config;
 }

@@ -23,6 +23,12 @@ struct GenerationFlags {
   std::vector<std::string> ban_words;
   std::vector<std::string> bias_words;
   bool no_generation_config = false;
+  // Constrained decoding: at most one of a GBNF file, a JSON Schema file, or any JSON object.
+  std::string grammar_file, json_schema_file;
+  bool json_object = false;
+  bool constrained() const {
+    return !grammar_file.empty() || !json_schema_file.empty() || json_object;
+  }
 };
 
 void add_generation_flags(CLI::App& cmd, GenerationFlags& f);
@@ -30,6 +36,9 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f);
 // `skip` are left to the caller (sweep reads --temperature etc. as comma-separated lists).
 decode::GenerationConfig generation_config_from(const GenerationFlags& f, const LoadedModel& lm,
                                                 const std::vector<std::string>& skip = {});
+// The constraint --grammar, --json-schema or --json-object ask for (null: none).
+std::shared_ptr<const grammar::Constraint> constraint_from(const GenerationFlags& f,
+                                                           const LoadedModel& lm);
 // The flags over an existing config (replay starts from the settings a trace recorded);
 // `tokenizer` may be null, then --ban-word/--logit-bias-word are an error. Not validated.
 void apply_generation_flags(decode::GenerationConfig& config, const GenerationFlags& f,

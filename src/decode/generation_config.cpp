@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "grammar/grammar.h"
 
 namespace ls::decode {
 
@@ -536,6 +537,12 @@ json settings_json(const GenerationConfig& config) {
     out[std::string(f.info.name)] = {{"value", f.get(config)},
                                      {"source", config.source_of(f.info.name)}};
   }
+  // The grammar as its description and its GBNF text: a trace shows which grammar chose, and
+  // replay rebuilds it from the text.
+  out["grammar"] = {
+      {"value", config.constraint ? json(config.constraint->description) : json(nullptr)},
+      {"source", config.source_of("grammar")}};
+  if (config.constraint) out["grammar"]["gbnf"] = grammar::to_gbnf(*config.constraint->grammar);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decode/sequence_bias.h"
+#include "grammar/constraint.h"
 
 namespace ls::decode {
 
@@ -63,6 +65,10 @@ struct GenerationConfig {
   // Stage order: a preset, optionally re-sequenced by `order` (see order.h).
   OrderPreset order_preset = OrderPreset::hf;
   std::vector<std::string> order;
+  // Constrained decoding (not a generation_config.json field: a flag or a request's
+  // response_format / grammar sets it): the chain's first stage removes every token the
+  // grammar cannot take next.
+  std::shared_ptr<const grammar::Constraint> constraint;
 
   // field name -> "generation_config.json" or "flag"; absent means "default".
   std::map<std::string, std::string, std::less<>> sources;

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "decode/cutoff.h"
+#include "decode/grammar_stage.h"
 #include "decode/inf_nan.h"
 #include "decode/min_length.h"
 #include "decode/min_p.h"
@@ -179,6 +180,9 @@ std::unique_ptr<LogitsProcessor> make_stage(const std::string& name, const Gener
 
 ProcessorChain build_chain(const GenerationConfig& config, const ChainOptions& options) {
   ProcessorChain chain;
+  // The grammar first, in every preset: the other stages choose among valid tokens only.
+  if (config.constraint)
+    chain.add(std::make_unique<GrammarStage>(config.constraint, config.eos_token_id));
   for (const auto& name : resolve_order(config)) {
     if (auto stage = make_stage(name, config, options)) chain.add(std::move(stage));
   }

@@ -25,6 +25,9 @@ void validate(const GenerationConfig& c) {
         "0 (greedy) or a finite number >= 1e-4");
   for (const std::int32_t id : c.eos_token_id)
     if (id < 0) fail("{} must hold token ids >= 0, got {}", c.origin_of("eos_token_id"), id);
+  if (c.constraint && c.eos_token_id.empty())
+    fail("a grammar ({}) needs an end-of-sequence token to end its text: eos_token_id is empty",
+         c.constraint->description);
   check(c, "top_k", c.top_k, c.top_k >= 0, ">= 0 (0 turns top-k off)");
   check(c, "top_p", c.top_p, c.top_p >= 0.0 && c.top_p <= 1.0, "in [0, 1] (1 turns top-p off)");
   check(c, "min_p", c.min_p, c.min_p >= 0.0 && c.min_p <= 1.0, "in [0, 1] (0 turns min-p off)");

@@ -1,6 +1,7 @@
 // Opening a model with everything around it (see loaded_model.h).
 #include "engine/loaded_model.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/error.h"
@@ -112,6 +113,32 @@ const chat::ChatTemplate& LoadedModel::chat_template() const {
     chat_template_ = chat::ChatTemplate::from_tokenizer_config(tokenizer_config_);
   }
   return *chat_template_;
+}
+
+std::shared_ptr<const grammar::Vocabulary> LoadedModel::grammar_vocabulary(
+    const std::string& what) const {
+  const Tokenizer& tok = require_tokenizer(what);
+  std::lock_guard lock(grammar_vocabulary_->mutex);
+  if (!grammar_vocabulary_->vocabulary) {
+    const auto n = std::max<std::int64_t>(tok.size(), model_ ? model_->config().vocab_size : 0);
+    std::vector<std::string> bytes(static_cast<std::size_t>(n));
+    std::vector<bool> special(bytes.size(), false);
+    for (std::int64_t id = 0; id < n; ++id) {
+      bytes[id] = tok.token_bytes(static_cast<std::int32_t>(id));
+      special[id] = tok.is_special(static_cast<std::int32_t>(id));
+    }
+    grammar_vocabulary_->vocabulary =
+        std::make_shared<const grammar::Vocabulary>(std::move(bytes), special);
+  }
+  return grammar_vocabulary_->vocabulary;
+}
+
+std::shared_ptr<const grammar::Constraint> LoadedModel::constraint(std::string_view gbnf,
+                                                                   const std::string& origin,
+                                                                   std::string description) const {
+  auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf, origin));
+  return std::make_shared<const grammar::Constraint>(
+      grammar::Constraint{std::move(g), grammar_vocabulary(origin), std::move(description)});
 }
 
 std::string LoadedModel::token_bytes(std::int32_t id) const {

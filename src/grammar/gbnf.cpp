@@ -277,10 +277,12 @@ class Parser {
       const bool negated = consume("^");
       std::vector<CharRange> ranges;
       while (!at_end() && peek() != ']') {
+        if (peek() == '\n') break;  // a class ends on its line
         const std::uint32_t lo = parse_char();
         std::uint32_t hi = lo;
         if (peek() == '-' && peek(1) != ']' && peek(1) != '\0') {
           ++pos_;
+          if (peek() == '\n') break;
           hi = parse_char();
           if (hi < lo) error(fmt::format("the class range U+{:04X}-U+{:04X} is reversed", lo, hi));
         }
@@ -466,15 +468,18 @@ Grammar parse_gbnf(std::string_view text, std::string_view origin) {
 }
 
 std::string to_gbnf(const Grammar& g) {
-  std::string out;
-  for (const Rule& r : g.rules) {
-    out += r.name + " ::=";
-    for (std::size_t a = 0; a < r.alternatives.size(); ++a) {
+  // Names made unique (composed grammars may hold two rules of one name) and `root` first.
+  const auto name = [&](int r) { return fmt::format("r{}-{}", r, g.rules[r].name); };
+  std::string out = fmt::format("root ::= {}\n", name(g.root));
+  for (std::size_t r = 0; r < g.rules.size(); ++r) {
+    out += name(static_cast<int>(r)) + " ::=";
+    const Rule& rule = g.rules[r];
+    for (std::size_t a = 0; a < rule.alternatives.size(); ++a) {
       if (a > 0) out += " |";
-      if (r.alternatives[a].empty()) out += " \"\"";
-      for (const Element& e : r.alternatives[a]) {
+      if (rule.alternatives[a].empty()) out += " \"\"";
+      for (const Element& e : rule.alternatives[a]) {
         if (e.kind == Element::Kind::rule) {
-          out += " " + g.rules[e.rule].name;
+          out += " " + name(e.rule);
           continue;
         }
         out += e.negated ? " [^" : " [";

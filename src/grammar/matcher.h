@@ -25,8 +25,16 @@ class StateSpace {
 
   static constexpr std::uint32_t kDead = 0;  // the empty set: no parse survives
   std::uint32_t start() const { return start_; }
-  // The state after one more byte (kDead when the byte cannot follow).
-  std::uint32_t next(std::uint32_t state, std::uint8_t byte);
+  // The state after one more byte (kDead when the byte cannot follow). Inline: a token mask
+  // asks this once per trie node, some 333,000 times for Qwen's vocabulary.
+  std::uint32_t next(std::uint32_t state, std::uint8_t byte) {
+    const std::uint32_t known =
+        state < kPartial ? transitions_[std::size_t{state} << 8 | byte]
+        : (byte & 0xC0) != 0x80
+            ? kDead
+            : partial_next_[std::size_t{state - kPartial} << 6 | (byte & 0x3Fu)];
+    return known != kUnknown ? known : compute_next(state, byte);
+  }
   // Whether the root can be complete here (no partial character pending).
   bool can_end(std::uint32_t state) const;
   // Whether any byte at all may follow.
@@ -38,13 +46,27 @@ class StateSpace {
   struct Node {  // a stack: the place on top, then the rest (kNone at the bottom)
     std::uint32_t place, rest;
   };
+  // A state with no character pending: its stacks, sorted and unique (kComplete: the root is
+  // complete). Ids below kPartial.
   struct State {
-    std::vector<std::uint32_t> stacks;  // sorted, unique; kComplete: the root is complete
-    std::uint32_t partial = 0;          // a pending character's bits so far
-    std::uint8_t left = 0;              // its continuation bytes still to come (0: none pending)
-    std::uint8_t length = 0;            // its whole length in bytes
-    bool operator==(const State&) const = default;
+    std::vector<std::uint32_t> stacks;
   };
+  // A state inside a multi-byte character: the state before it and the character's bits so far.
+  // Ids kPartial + index. Kept apart (a sparse table) because there are many: a 3-byte
+  // character's first two bytes alone take up to 1,024 values after every state.
+  // Where every stack of the base takes all characters above U+007F or none (a string's
+  // body, any JSON value), the bits do not matter: `bits` then holds the range of the next
+  // byte that keeps the UTF-8 valid (lo << 8 | hi), so a base has a handful of partial states.
+  struct Partial {
+    std::uint32_t base;   // a full state
+    std::uint32_t bits;   // the character's bits so far (uniform: the next byte's range)
+    std::uint8_t left;    // continuation bytes still to come (>= 1)
+    std::uint8_t length;  // the character's length in bytes
+    bool uniform;
+  };
+  static constexpr std::uint32_t kPartial = 0x80000000u;
+  static constexpr std::uint32_t kUnknown = 0xFFFFFFFFu;  // a transition not computed yet
+  std::uint32_t compute_next(std::uint32_t state, std::uint8_t byte);
   static constexpr std::uint32_t kNone = 0xFFFFFFFFu;      // below the bottom of a stack
   static constexpr std::uint32_t kComplete = 0xFFFFFFFEu;  // the empty stack
   // The stack `place` over `rest`, with places at the end of their sequence popped first.
@@ -54,8 +76,13 @@ class StateSpace {
   void expand_into(std::uint32_t stack, std::vector<std::uint32_t>& out, int depth);
   std::uint32_t intern(State s);
   std::uint32_t advance_char(std::uint32_t state, std::uint32_t cp);
-  // Whether some stack of `s` could take a character in [lo, hi].
-  bool any_takes(const State& s, std::uint32_t lo, std::uint32_t hi) const;
+  // Whether some stack of full state `state` could take a character in [lo, hi].
+  bool any_takes(std::uint32_t state, std::uint32_t lo, std::uint32_t hi) const;
+  // The partial state of `p` (kDead when no character it may become is taken).
+  std::uint32_t partial(const Partial& p);
+  std::uint32_t next_in_character(std::uint32_t state, std::uint8_t byte);
+  // Whether each stack of the full state takes all characters above U+007F or none (cached).
+  bool uniform_above_ascii(std::uint32_t state);
 
   std::shared_ptr<const Grammar> grammar_;
   std::vector<const Element*> element_;     // place -> its element (nullptr: end of a sequence)
@@ -67,7 +94,15 @@ class StateSpace {
   std::vector<bool> has_expanded_;
   std::vector<State> states_;
   std::unordered_multimap<std::size_t, std::uint32_t> state_ids_;  // hash -> state
-  std::unordered_map<std::uint64_t, std::uint32_t> transitions_;
+  // 256 entries per state (kUnknown until asked): a byte costs one load once seen. 1 KiB per
+  // state; a JSON schema's generation reaches hundreds to a few thousand states.
+  std::vector<std::uint32_t> transitions_;
+  // Per state (of up to 64 stacks): the result for each set of stacks that took a character.
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint32_t>>> by_taken_;
+  std::vector<std::int8_t> uniform_;  // per state: -1 not known yet, 0, 1
+  std::vector<Partial> partials_;
+  std::unordered_map<std::uint64_t, std::uint32_t> partial_ids_;
+  std::vector<std::uint32_t> partial_next_;  // 64 per partial state: continuation bytes only
   std::uint32_t start_ = kDead;
 };
 

@@ -20,39 +20,44 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, const std::vector<b
   std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
     return bytes_[a] < bytes_[b] || (bytes_[a] == bytes_[b] && a < b);
   });
-  // Build level by level is awkward with sorted strings; build a pointer trie first, then flatten.
-  struct Build {
-    std::vector<std::pair<std::uint8_t, std::uint32_t>> children;  // sorted by byte (input order)
-    std::vector<std::int32_t> tokens;
-  };
-  std::vector<Build> tmp(1);
+  // Sorted strings inserted one by one create their nodes in preorder: each new string shares
+  // a prefix with the one before and adds nodes below it.
+  byte_.push_back(0);
+  depth_.push_back(0);
+  token_.push_back(-1);
+  std::vector<std::uint32_t> path{0};  // path[d]: the node of the previous string's prefix d
+  const std::string* prev = nullptr;
   for (std::int32_t id : order) {
-    std::uint32_t at = 0;
-    for (char c : bytes_[id]) {
-      const auto b = static_cast<std::uint8_t>(c);
-      auto& ch = tmp[at].children;
-      if (!ch.empty() && ch.back().first == b) {
-        at = ch.back().second;
-      } else {
-        const auto child = static_cast<std::uint32_t>(tmp.size());
-        tmp[at].children.push_back({b, child});  // (tmp[at] before the push_back below)
-        tmp.emplace_back();
-        at = child;
-      }
+    const std::string& b = bytes_[id];
+    if (b.size() > 0xFFFF) fail("grammar vocabulary: token {} is {} bytes long", id, b.size());
+    std::size_t common = 0;
+    if (prev != nullptr)
+      while (common < prev->size() && common < b.size() && (*prev)[common] == b[common]) ++common;
+    path.resize(common + 1);
+    for (std::size_t d = common; d < b.size(); ++d) {
+      path.push_back(static_cast<std::uint32_t>(byte_.size()));
+      byte_.push_back(static_cast<std::uint8_t>(b[d]));
+      depth_.push_back(static_cast<std::uint16_t>(d + 1));
+      max_depth_ = std::max<std::size_t>(max_depth_, d + 1);
+      token_.push_back(-1);
     }
-    tmp[at].tokens.push_back(id);
+    const std::uint32_t at = path[b.size()];
+    if (token_[at] < 0)
+      token_[at] = id;
+    else
+      more_tokens_.insert(more_tokens_.end(), {static_cast<std::int32_t>(at), id});
+    prev = &b;
   }
-  nodes_.resize(tmp.size());
-  for (std::size_t n = 0; n < tmp.size(); ++n) {
-    nodes_[n].first_edge = static_cast<std::uint32_t>(edge_byte_.size());
-    nodes_[n].edges = static_cast<std::uint32_t>(tmp[n].children.size());
-    for (const auto& [b, child] : tmp[n].children) {
-      edge_byte_.push_back(b);
-      edge_child_.push_back(child);
+  // Subtree ends: a node's subtree stops at the next node no deeper than it.
+  const std::size_t n = byte_.size();
+  end_.assign(n, static_cast<std::uint32_t>(n));
+  std::vector<std::uint32_t> open;
+  for (std::size_t i = 0; i < n; ++i) {
+    while (!open.empty() && depth_[open.back()] >= depth_[i]) {
+      end_[open.back()] = static_cast<std::uint32_t>(i);
+      open.pop_back();
     }
-    nodes_[n].first_token = static_cast<std::uint32_t>(token_ids_.size());
-    nodes_[n].tokens = static_cast<std::uint32_t>(tmp[n].tokens.size());
-    token_ids_.insert(token_ids_.end(), tmp[n].tokens.begin(), tmp[n].tokens.end());
+    open.push_back(static_cast<std::uint32_t>(i));
   }
 }
 
@@ -60,25 +65,34 @@ void Vocabulary::allowed(StateSpace& space, std::uint32_t state,
                          std::vector<std::uint64_t>& bits) const {
   bits.assign((bytes_.size() + 63) / 64, 0);
   if (state == StateSpace::kDead) return;
-  struct Item {
-    std::uint32_t node, state;
+  std::vector<std::uint32_t> at_depth(max_depth_ + 1u);
+  at_depth[0] = state;
+  const std::size_t n = byte_.size();
+  const auto mark = [&](std::int32_t id) {
+    const auto u = static_cast<std::uint32_t>(id);
+    bits[u / 64] |= std::uint64_t{1} << (u % 64);
   };
-  std::vector<Item> todo{{0, state}};
-  while (!todo.empty()) {
-    const Item it = todo.back();
-    todo.pop_back();
-    const Node& n = nodes_[it.node];
-    for (std::uint32_t e = n.first_edge; e < n.first_edge + n.edges; ++e) {
-      const std::uint32_t s = space.next(it.state, edge_byte_[e]);
-      if (s == StateSpace::kDead) continue;
-      const Node& child = nodes_[edge_child_[e]];
-      for (std::uint32_t t = child.first_token; t < child.first_token + child.tokens; ++t) {
-        const auto id = static_cast<std::uint32_t>(token_ids_[t]);
-        bits[id / 64] |= std::uint64_t{1} << (id % 64);
-      }
-      if (child.edges != 0) todo.push_back({edge_child_[e], s});
+  bool any = false;
+  for (std::size_t i = 1; i < n;) {
+    const std::uint32_t s = space.next(at_depth[depth_[i] - 1], byte_[i]);
+    if (s == StateSpace::kDead) {
+      i = end_[i];
+      continue;
     }
+    at_depth[depth_[i]] = s;
+    if (token_[i] >= 0) {
+      mark(token_[i]);
+      any = true;
+    }
+    ++i;
   }
+  // Tokens with the bytes of another (rare): allowed with it.
+  if (any)
+    for (std::size_t k = 0; k < more_tokens_.size(); k += 2) {
+      const auto node = static_cast<std::size_t>(more_tokens_[k]);
+      const auto first = static_cast<std::uint32_t>(token_[node]);
+      if (bits[first / 64] >> (first % 64) & 1) mark(more_tokens_[k + 1]);
+    }
 }
 
 }  // namespace ls::grammar

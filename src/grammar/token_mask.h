@@ -1,7 +1,9 @@
 // Which tokens of a vocabulary a grammar state allows: every token whose bytes the grammar can
 // take from that state, found by walking a trie of the vocabulary's byte strings with the state
-// (a subtree is skipped as soon as its prefix is refused). Special tokens (<|im_end|>, ...) are
-// never grammar text; the caller decides about end-of-sequence tokens with can_end().
+// (a subtree is skipped as soon as its prefix is refused). The trie is stored in preorder, so the
+// walk is one forward scan that jumps over refused subtrees, one table lookup per node.
+// Special tokens (<|im_end|>, ...) are never grammar text; the caller decides about
+// end-of-sequence tokens with can_end().
 #pragma once
 
 #include <cstdint>
@@ -24,15 +26,14 @@ class Vocabulary {
   void allowed(StateSpace& space, std::uint32_t state, std::vector<std::uint64_t>& bits) const;
 
  private:
-  struct Node {
-    std::uint32_t first_edge = 0, edges = 0;    // children: edge_byte_/edge_child_[first, +edges)
-    std::uint32_t first_token = 0, tokens = 0;  // tokens ending here: token_ids_[first, +tokens)
-  };
+  // Nodes in preorder; node 0 is the empty prefix. Node i's subtree is [i, end_[i]).
   std::vector<std::string> bytes_;
-  std::vector<Node> nodes_;  // node 0: the empty prefix
-  std::vector<std::uint8_t> edge_byte_;
-  std::vector<std::uint32_t> edge_child_;
-  std::vector<std::int32_t> token_ids_;
+  std::vector<std::uint8_t> byte_;    // the byte on the edge into node i
+  std::vector<std::uint16_t> depth_;  // its prefix length
+  std::vector<std::uint32_t> end_;
+  std::vector<std::int32_t> token_;        // the token whose bytes end here (-1: none)
+  std::vector<std::int32_t> more_tokens_;  // pairs (node, id) of further tokens with equal bytes
+  std::size_t max_depth_ = 0;
 };
 
 }  // namespace ls::grammar

@@ -81,6 +81,17 @@ decode::GenerationConfig recorded_config(const Recording& r) {
   return c;
 }
 
+const nlohmann::json* recorded_grammar(const Recording& r) {
+  const auto& h = r.header;
+  if (!h.contains("settings") || !h["settings"].is_object() || !h["settings"].contains("grammar"))
+    return nullptr;
+  const nlohmann::json& g = h["settings"]["grammar"];
+  if (!g.is_object() || !g.contains("gbnf") || !g["gbnf"].is_string()) return nullptr;
+  if (!g.contains("value") || !g["value"].is_string())
+    fail("{}: header 'settings.grammar' has a grammar but no description ('value')", r.path);
+  return &g;
+}
+
 std::vector<ReplayStep> replay(const Recording& r, std::span<const float> logits,
                                std::int32_t vocab, const decode::GenerationConfig& config,
                                int top_n) {

@@ -38,6 +38,9 @@ struct Recording {
 Recording read_trace(const std::string& path);
 // The settings the trace recorded (sources "trace"), as a base for the replay flags.
 decode::GenerationConfig recorded_config(const Recording& r);
+// The recording's grammar ({"value": description, "gbnf": text, ...} from its settings), or
+// null when it ran without one. recorded_config() cannot rebuild it: that needs the vocabulary.
+const nlohmann::json* recorded_grammar(const Recording& r);
 
 struct ReplayStep {
   int step = 0;

@@ -365,8 +365,15 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
     if (shutting_down_)
       throw ApiError(503, "the server is shutting down", "", "overloaded", "server_error");
     const json body = parse_body(req);
+    // Schemas are generated in the order their properties were written: parsed again, keys
+    // kept in order, only when a request has one.
+    nlohmann::ordered_json written;
+    const bool ordered =
+        body.contains("response_format") || body.contains("json_schema") || body.contains("tools");
+    if (ordered) written = nlohmann::ordered_json::parse(req.body, nullptr, false);
+    const nlohmann::ordered_json* w = ordered && written.is_object() ? &written : nullptr;
     ParsedRequest parsed =
-        chat ? parse_chat_request(body, limits_) : parse_completion_request(body, limits_);
+        chat ? parse_chat_request(body, limits_, w) : parse_completion_request(body, limits_, w);
     if (parsed.keep)
       parsed.jobs[0].keep = store_.create(parsed.jobs[0].prompt, parsed.jobs[0].config);
     auto g = std::make_shared<Generation>(

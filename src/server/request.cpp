@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "decode/words.h"
+#include "server/structured_output.h"
 
 namespace ls::server {
 
@@ -474,7 +475,8 @@ std::string render_chat(const json& messages, const json& tools, bool add_genera
   }
 }
 
-ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits) {
+ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits,
+                                 const nlohmann::ordered_json* written) {
   ParsedRequest r;
   r.chat = true;
   read_common(body, r, limits);
@@ -487,14 +489,7 @@ ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits) {
   if (messages == nullptr) bad("messages", "'messages' is required");
   json tools = nullptr;
   if (const json* v = field(body, "tools")) tools = *v;
-  if (const json* v = field(body, "tool_choice")) {
-    const bool ok = v->is_string() && (*v == "auto" || *v == "none");
-    if (!ok)
-      bad("tool_choice",
-          "'tool_choice' must be \"auto\" or \"none\": logitscope has no constrained decoding "
-          "to force a call");
-    if (*v == "none") tools = nullptr;
-  }
+  if (const json* v = field(body, "tool_choice"); v != nullptr && *v == "none") tools = nullptr;
   r.parse_tools = tools.is_array() && !tools.empty();
   json kwargs = nullptr;
   if (const json* v = field(body, "chat_template_kwargs")) kwargs = *v;
@@ -503,12 +498,21 @@ ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits) {
   r.reasoning = limits.model->chat_template().source.find("</think>") != std::string::npos;
   const Tokenizer& tok = limits.model->require_tokenizer("messages");
   r.jobs.push_back(make_job(body, r, tok.encode(text), limits));
+  // A thinking reply opens with <think> unless the prompt already closed the block (Qwen3 with
+  // enable_thinking false ends its prompt with an empty one).
+  const std::size_t turn = text.rfind("<|im_start|>assistant");
+  const bool thinking =
+      r.reasoning &&
+      text.find("</think>", turn == std::string::npos ? 0 : turn) == std::string::npos;
+  r.jobs.back().config.constraint =
+      request_constraint(body, true, tools, limits, thinking, written);
   r.prompt_texts.push_back(text);
   r.keep = keep_requested(body, r, 1);
   return r;
 }
 
-ParsedRequest parse_completion_request(const json& body, const ServerLimits& limits) {
+ParsedRequest parse_completion_request(const json& body, const ServerLimits& limits,
+                                       const nlohmann::ordered_json* written) {
   ParsedRequest r;
   r.chat = false;
   read_common(body, r, limits);
@@ -547,8 +551,10 @@ ParsedRequest parse_completion_request(const json& body, const ServerLimits& lim
   if (static_cast<int>(prompts.size()) * r.n > limits.parallel)
     bad("n", fmt::format("{} prompts x n {} exceed --parallel {}", prompts.size(), r.n,
                          limits.parallel));
+  const auto constraint = request_constraint(body, false, nullptr, limits, false, written);
   for (auto& [ids, text] : prompts) {
     r.jobs.push_back(make_job(body, r, std::move(ids), limits));
+    r.jobs.back().config.constraint = constraint;
     r.prompt_texts.push_back(text);
   }
   r.keep = keep_requested(body, r, prompts.size());

@@ -60,8 +60,13 @@ struct ParsedRequest {
   bool reasoning = false;    // chat with a thinking template (Qwen3): <think> -> reasoning_content
 };
 
-ParsedRequest parse_chat_request(const nlohmann::json& body, const ServerLimits& limits);
-ParsedRequest parse_completion_request(const nlohmann::json& body, const ServerLimits& limits);
+// `written`: the same body with its objects' keys in the order they were written, where the
+// order matters (a JSON Schema's properties are generated in that order, a tool call names
+// its function before its arguments); null: key order (nlohmann::json sorts keys).
+ParsedRequest parse_chat_request(const nlohmann::json& body, const ServerLimits& limits,
+                                 const nlohmann::ordered_json* written = nullptr);
+ParsedRequest parse_completion_request(const nlohmann::json& body, const ServerLimits& limits,
+                                       const nlohmann::ordered_json* written = nullptr);
 
 // A replay's `settings` (docs/server-api.md): the number fields, top_k and order_preset over the recorded
 // config `c`, checked as a request's are; `param` names settings.FIELD.

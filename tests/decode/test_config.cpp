@@ -81,7 +81,9 @@ TEST(GenerationConfig, FlagsOverrideTheFileAndRepeatableFlagsAccumulate) {
   EXPECT_EQ(settings["top_k"]["value"], 5);
   EXPECT_EQ(settings["top_k"]["source"], "flag");
   EXPECT_EQ(settings["top_p"]["source"], "generation_config.json");
-  EXPECT_EQ(settings.size(), generation_fields().size());
+  // Every field, and the grammar (none here).
+  EXPECT_EQ(settings.size(), generation_fields().size() + 1);
+  EXPECT_TRUE(settings["grammar"]["value"].is_null());
 }
 
 TEST(GenerationConfig, BadValuesAreErrorsNamingTheFlagOrField) {

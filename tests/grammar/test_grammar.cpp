@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "grammar/compose.h"
 #include "grammar/grammar.h"
 #include "grammar/matcher.h"
 #include "grammar/token_mask.h"
@@ -245,6 +246,47 @@ TEST(TokenMask, EqualsAdvancingEachTokenAlone) {
       if (allowed.empty()) break;
       ASSERT_TRUE(m.advance(tokens[allowed[rng() % allowed.size()]]));
     }
+  }
+}
+
+TEST(Compose, EncloseRepeatsWithSeparators) {
+  const auto inner = parse_gbnf("root ::= [0-9]+", "t");
+  const auto once = std::make_shared<const Grammar>(enclose(inner, "<a>\n", "\n</a>", false, ""));
+  EXPECT_TRUE(accepts(once, "<a>\n12\n</a>"));
+  EXPECT_FALSE(accepts(once, "<a>\n12\n</a>\n<a>\n3\n</a>"));
+  const auto many = std::make_shared<const Grammar>(enclose(inner, "<a>\n", "\n</a>", true, "\n"));
+  EXPECT_TRUE(accepts(many, "<a>\n12\n</a>\n<a>\n3\n</a>"));
+  EXPECT_FALSE(accepts(many, "<a>\n12\n</a><a>\n3\n</a>"));
+  EXPECT_FALSE(accepts(many, ""));
+}
+
+TEST(Compose, AnyOfKeepsEachGrammarsRules) {
+  const auto a = parse_gbnf("root ::= x x\nx ::= \"a\"", "a");
+  const auto b = parse_gbnf("root ::= x\nx ::= \"b\"+", "b");
+  const auto g = std::make_shared<const Grammar>(any_of({a, b}, "ab"));
+  for (const std::string s : {"aa", "b", "bbb"}) EXPECT_TRUE(accepts(g, s)) << s;
+  for (const std::string s : {"a", "ab", "aab", ""}) EXPECT_FALSE(accepts(g, s)) << s;
+}
+
+// After the reasoning block: any text without "</think>" inside, then the answer. Checked
+// against the definition on strings built from the pieces of the closing tag.
+TEST(Compose, AfterThinkingStartsTheGrammarAfterTheBlock) {
+  const auto g = std::make_shared<const Grammar>(
+      after_thinking(parse_gbnf("root ::= \"{\" [0-9]* \"}\"", "json")));
+  EXPECT_TRUE(accepts(g, "<think>\nhmm</think>\n\n{12}"));
+  EXPECT_TRUE(accepts(g, "<think></think>{}"));
+  EXPECT_TRUE(accepts(g, "<think>a </thin <<//think </think {} </think>{1}"));
+  EXPECT_FALSE(accepts(g, "{12}"));                          // no block
+  EXPECT_FALSE(accepts(g, "<think>x</think>\n\n\n\n\n{}"));  // five spaces: at most four
+  EXPECT_FALSE(accepts(g, "<think>x</think>{1"));
+  const std::vector<std::string> pieces = {"<", "/", "t", "h", "i", "n", "k", ">", "x", "</think>"};
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string body;
+    const int len = static_cast<int>(rng() % 12);
+    for (int i = 0; i < len; ++i) body += pieces[rng() % (pieces.size() - 1)];
+    const bool clean = body.find("</think>") == std::string::npos;
+    EXPECT_EQ(accepts(g, "<think>" + body + "</think>{7}"), clean) << body;
   }
 }
 
