@@ -324,6 +324,13 @@ def request_seeds():
         "completion_text.json": {"prompt": "a b", "echo": True, "logprobs": 2, "max_tokens": 0},
         "completion_ids.json": {"prompt": [[1, 2, 3], "text"], "n": 1, "temperature": 0, "suffix": None},
         "completion_many.json": {"prompt": ["x", "y"], "stop": "z", "seed": 7, "top_k": -1},
+        "chat_json_schema.json": {"messages": user, "response_format": {"type": "json_schema", "json_schema": {
+            "name": "x", "strict": True, "schema": {"type": "object", "properties": {"a": {"enum": ["p", "q"]}},
+                                                    "required": ["a"], "additionalProperties": False}}}},
+        "chat_forced_tool.json": {"messages": user, "tools": [{"type": "function", "function": {
+            "name": "get", "parameters": {"type": "object", "properties": {"c": {"type": "integer"}}}}}],
+            "tool_choice": {"type": "function", "function": {"name": "get"}}, "parallel_tool_calls": False},
+        "completion_grammar.json": {"prompt": "a", "grammar": "root ::= [a-c]{1,3}", "max_tokens": 2},
         # near-valid
         "bad_role.json": {"messages": [{"role": "wizard", "content": "x"}]},
         "bad_types.json": {"messages": user, "temperature": "hot", "n": 1.5, "logit_bias": {"x": 1}},
@@ -335,6 +342,34 @@ def request_seeds():
         write("request", name, json.dumps(body, ensure_ascii=False))
     write("request", "not_object.json", "[1, 2]")
     write("request", "truncated.json", '{"messages": [{"role": "user", "content": "Hel')
+
+
+def grammar_seeds():
+    """fuzz_grammar: first byte even = GBNF text, odd = a JSON Schema."""
+    gbnf = {
+        "yes_no.gbnf": 'root ::= ("yes" | "no") "."',
+        "json.gbnf": 'root ::= value\nvalue ::= obj | arr | str | num | "true" | "null"\n'
+                     'obj ::= "{" (str ":" value ("," str ":" value)*)? "}"\n'
+                     'arr ::= "[" (value ("," value)*)? "]"\nstr ::= "\\"" [^"\\\\]* "\\""\n'
+                     'num ::= "-"? [0-9]+ ("." [0-9]{1,3})?',
+        "classes.gbnf": 'root ::= [a-z\\u00e0-\\u00ff]{2,5} [^\\x00-\\x1F"] . x?\nx ::= "日本" | [\\U0001F600-\\U0001F64F]+',
+        "left_recursion.gbnf": "root ::= root \"a\" | \"b\"",
+    }
+    for name, text in gbnf.items():
+        write("grammar", name, b"\x00" + text.encode("utf-8"))
+    schemas = {
+        "object.json": {"type": "object", "properties": {"a": {"type": "integer", "minimum": -5, "maximum": 300},
+                                                         "b": {"enum": ["x", "y", None]}, "c": {"type": "boolean"}},
+                        "required": ["a"], "additionalProperties": False},
+        "array.json": {"type": "array", "items": {"type": "string", "maxLength": 3}, "minItems": 1, "maxItems": 4},
+        "ref.json": {"$defs": {"node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+                     "$ref": "#/$defs/node"},
+        "formats.json": {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "pattern": "^[a-c]+\\d{2}$"},
+                                   {"type": "number"}, {"type": "null"}]},
+        "unsupported.json": {"type": "object", "patternProperties": {"a": {}}},
+    }
+    for name, schema in schemas.items():
+        write("grammar", name, b"\x01" + json.dumps(schema).encode("utf-8"))
 
 
 def main():
@@ -357,6 +392,7 @@ def main():
         tokenize_seeds()
         template_seeds(a.tokenizer_dir)
         request_seeds()
+        grammar_seeds()
     finally:
         shutil.rmtree(work)
     for target in sorted(os.listdir(CORPUS)):

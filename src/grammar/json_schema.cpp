@@ -132,8 +132,11 @@ void Converter::check(const Json& s, const std::string& path) const {
       continue;
     }
     if (!kKeywords.count(k)) fail_at(path, fmt::format("unsupported keyword '{}'", k));
+    // (Named copies: clang 14 cannot capture structured bindings.)
+    const std::string& key = k;
+    const Json& value = v;
     const auto expect = [&](bool ok, const char* what) {
-      if (!ok) fail_at(path, fmt::format("'{}' must be {}, got {}", k, what, v.dump()));
+      if (!ok) fail_at(path, fmt::format("'{}' must be {}, got {}", key, what, value.dump()));
     };
     if (k == "type") {
       const auto known = [](const Json& t) {
