@@ -20,8 +20,9 @@ float checked_max(std::span<const float> scores, const char* what) {
   const float m = kernels::max_not_nan(scores.data(), scores.size());
   if (m == -std::numeric_limits<float>::infinity()) {
     fail(
-        "{}: every token was removed (all {} scores are -inf); loosen the truncation or the "
-        "banned tokens",
+        "{}: every token was removed (all {} scores are -inf); loosen the truncation, the "
+        "banned tokens, min_new_tokens or the grammar (a grammar whose text is complete allows "
+        "only end-of-sequence tokens)",
         what, scores.size());
   }
   return m;
