@@ -39,6 +39,14 @@ StageTrace trace_stage(const LogitsProcessor& stage, std::span<const float> befo
   for (std::size_t i = 0; i < before.size(); ++i) {
     if (before[i] > kNegInf && !(after[i] > kNegInf)) t.mass_removed += p[i];
   }
+  std::size_t best = after.size();  // the best score left, the lowest id on ties
+  for (std::size_t i = 0; i < after.size(); ++i)
+    if (after[i] > kNegInf && (best == after.size() || after[i] > after[best])) best = i;
+  if (best < after.size()) {
+    t.best_kept_rank = 1;
+    for (std::size_t i = 0; i < before.size(); ++i)
+      if (before[i] > before[best] || (before[i] == before[best] && i < best)) ++t.best_kept_rank;
+  }
   return t;
 }
 

@@ -32,6 +32,10 @@ struct StageTrace {
   std::int32_t candidates = 0;  // tokens with a score > -inf after the stage
   double entropy = 0;           // nats, of softmax after the stage
   double mass_removed = 0;      // probability (before the stage) of the tokens it removed
+  // The rank before the stage (1 = its best) of the best token left after it (0: none left).
+  // Above 1, the stage removed every better token: for a grammar, how hard the constraint
+  // pressed against what the model wanted.
+  std::int32_t best_kept_rank = 0;
   std::vector<TokenScore> top;
 };
 

@@ -125,6 +125,7 @@ json step_json(const StepTrace& s, const TokenBytesFn& token_bytes) {
                         {"candidates", st.candidates},
                         {"entropy", number(st.entropy)},
                         {"mass_removed", number(st.mass_removed)},
+                        {"best_kept_rank", st.best_kept_rank},
                         {"top", tokens_json(st.top, token_bytes)}});
     }
     j["stages"] = std::move(stages);

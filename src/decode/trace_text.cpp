@@ -43,8 +43,11 @@ std::string format_step(const StepTrace& s, const TokenBytesFn& token_bytes) {
   }
   for (const auto& st : s.stages) {
     const std::string removed = st.mass_removed > 0 ? pct(st.mass_removed, 2) : std::string();
-    out += fmt::format("  {:<22} {:>7} {:>8} {:>7.3f}  {}\n", st.name, st.candidates, removed,
-                       st.entropy, top_list(st.top, token_bytes));
+    // A stage that removed every better token (a grammar pressing on the model) says so.
+    const std::string pressed =
+        st.best_kept_rank > 1 ? fmt::format("  (best left was #{} before)", st.best_kept_rank) : "";
+    out += fmt::format("  {:<22} {:>7} {:>8} {:>7.3f}  {}{}\n", st.name, st.candidates, removed,
+                       st.entropy, top_list(st.top, token_bytes), pressed);
   }
   if (s.chosen >= 0) {
     out += fmt::format(

@@ -76,6 +76,23 @@ def main():
         header, _ = result(r)
         gbnf = header.get("settings", {}).get("grammar", {}).get("gbnf", "")
         check("root ::=" in gbnf, "the trace header holds the grammar's GBNF text", gbnf[:200])
+        # The grammar stage's best_kept_rank: where the best allowed token stood in the raw
+        # ranking (the stage runs first, so its input is the raw logits).
+        steps = [json.loads(x) for x in r.stdout.splitlines() if '"type":"step"' in x]
+        ranks_ok, seen = bool(steps), []
+        for st in steps:
+            g = next(x for x in st["stages"] if x["name"] == "grammar")
+            raw_ids = [t["id"] for t in st["raw"]["top"]]
+            rank, best = g["best_kept_rank"], g["top"][0]["id"]
+            seen.append(rank)
+            if rank < 1 or (rank == 1) != (best == raw_ids[0]):
+                ranks_ok = False
+            if rank <= len(raw_ids) and raw_ids[rank - 1] != best:
+                ranks_ok = False
+            if rank > len(raw_ids) and best in raw_ids:
+                ranks_ok = False
+        check(ranks_ok and max(seen, default=0) > 1,
+              "best_kept_rank of the grammar stage: the raw rank of the best allowed token", seen)
         rp = subprocess.run([exe, "replay", "--trace", trace, "--json"], capture_output=True,
                             text=True)
         summary = json.loads(rp.stdout.splitlines()[-1]) if rp.returncode == 0 else {}
