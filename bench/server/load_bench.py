@@ -11,9 +11,10 @@ content delta, p50/p90), for each workload:
   defaults  the same request to each server, temperature 0.8 and top_p 0.95 and nothing else:
             each server's own defaults fill the rest (llama-server's: top_k 40, min_p 0.05)
 
-Every sampling field is sent explicitly in the first three (both spellings of the repetition
-penalty: repetition_penalty, and llama-server's repeat_penalty; each server ignores the other's),
-so both servers do the same work. Starts `logitscope serve --model PATH` (ours); --url measures
+Every sampling field is sent explicitly in the first three, so both servers do the same work;
+the repetition penalty is sent to each server in its own spelling (logitscope refuses
+llama-server's repeat_penalty with a 400, since its window differs; llama-server ignores
+repetition_penalty). Starts `logitscope serve --model PATH` (ours); --url measures
 another server beside it (e.g. a llama-server built outside this repository, on the same GGUF
 file, with -np at least the largest level), alternating the two level by level, and prints the
 ratio ours / theirs.
@@ -138,6 +139,14 @@ def percentile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
+# Fields only the other server reads, left out of what logitscope is sent.
+THEIRS_ONLY = {"repeat_penalty"}
+
+
+def for_server(name, fields):
+    return {k: v for k, v in fields.items() if name != "ours" or k not in THEIRS_ONLY}
+
+
 def run_level(url, a, streams, fields):
     tokens, wall, ttfts, rates, errors = 0, 0.0, [], [], []
     for _ in range(a.rounds):
@@ -196,12 +205,13 @@ def main():
         for name, url in servers:
             warm = {}
             one_stream(url, argparse.Namespace(**{**vars(a), "tokens": 4}), 0, threading.Barrier(1),
-                       warm, WORKLOADS["t1"])
+                       warm, for_server(name, WORKLOADS["t1"]))
             if warm[0]["error"]:
                 sys.exit(f"warm-up request to {name} ({url}) failed: {warm[0]['error']}")
         for w in workloads:
             for n in levels:
-                rows.append((w, n, {name: run_level(url, a, n, WORKLOADS[w]) for name, url in servers}))
+                rows.append((w, n, {name: run_level(url, a, n, for_server(name, WORKLOADS[w]))
+                                    for name, url in servers}))
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

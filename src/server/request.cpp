@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "decode/words.h"
+#include "server/refused_fields.h"
 #include "server/structured_output.h"
 
 namespace ls::server {
@@ -150,11 +151,23 @@ std::int64_t apply_sampling(const json& body, decode::GenerationConfig& c,
     mark(c, "logit_bias");
   }
   if (const json* v = field(body, "seed")) {
+    // The whole uint64 range (integer() stops at int64's): JSON numbers above 2^63-1 arrive
+    // unsigned. Integral floats (3.0) pass as every integer field's do.
+    const auto refuse = [&](const std::string& got) {
+      bad("seed", fmt::format("'seed' must be an integer in [0, {}], got {}",
+                              std::numeric_limits<std::uint64_t>::max(), got));
+    };
     if (v->is_number_unsigned()) {
       c.seed = v->get<std::uint64_t>();
+    } else if (v->is_number_integer()) {
+      if (v->get<std::int64_t>() < 0) refuse(v->dump());
+      c.seed = static_cast<std::uint64_t>(v->get<std::int64_t>());
+    } else if (v->is_number_float()) {
+      const double d = v->get<double>();
+      if (!(d >= 0 && d < 9e15 && d == std::floor(d))) refuse(v->dump());
+      c.seed = static_cast<std::uint64_t>(d);
     } else {
-      c.seed = static_cast<std::uint64_t>(
-          integer(*v, "seed", 0, std::numeric_limits<std::int64_t>::max()));
+      refuse(type_name(*v));
     }
     mark(c, "seed");
   }
@@ -293,6 +306,7 @@ void check_model(const json& body, const ServerLimits& limits) {
 void read_common(const json& body, ParsedRequest& r, const ServerLimits& limits) {
   if (!body.is_object()) bad("", "the request body must be a JSON object");
   check_model(body, limits);
+  refuse_unsupported_fields(body, r.chat);
   if (const json* v = field(body, "stream")) r.stream = boolean(*v, "stream");
   if (const json* v = field(body, "stream_options")) {
     if (!v->is_object()) bad("stream_options", "'stream_options' must be an object");

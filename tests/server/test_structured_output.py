@@ -163,6 +163,35 @@ def test_errors(s):
     c.check("response_format text: 200, unconstrained", r.status == 200, obj(r))
 
 
+def test_refused_fields(s):
+    """Fields that would change the output and are not implemented: a 400 naming them, unless at
+    their neutral value; fields with no effect on the text stay ignored."""
+    cases = [  # (path, field, value, refused)
+        (CHAT, "functions", [{"name": "f", "parameters": {}}], True),
+        (CHAT, "function_call", "auto", True),
+        (COMP, "best_of", 2, True), (COMP, "best_of", 1, False),
+        (CHAT, "modalities", ["text", "audio"], True), (CHAT, "modalities", ["text"], False),
+        (CHAT, "reasoning_effort", "low", True),
+        (COMP, "guided_json", {"type": "object"}, True), (COMP, "guided_choice", ["a", "b"], True),
+        (COMP, "mirostat", 2, True), (COMP, "mirostat", 0, False),
+        (COMP, "repeat_penalty", 1.1, True), (COMP, "repeat_penalty", 1.0, False),
+        (COMP, "typical_p", 0.9, True), (COMP, "dry_multiplier", 0.8, True),
+        (CHAT, "user", "someone", False), (CHAT, "metadata", {"a": "b"}, False),
+        (COMP, "cache_prompt", True, False),
+    ]
+    for path, field, value, refused in cases:
+        base = {"messages": USER} if path == CHAT else {"prompt": "x"}
+        r = s.post(path, {**base, "max_tokens": 2, field: value})
+        err = obj(r).get("error") or {}
+        if refused:
+            c.check(f"{path} {field}={json.dumps(value)}: 400 naming it",
+                    r.status == 400 and err.get("param") == field and field in err.get("message", ""),
+                    obj(r))
+        else:
+            c.check(f"{path} {field}={json.dumps(value)}: accepted (neutral or no effect)",
+                    r.status == 200, obj(r))
+
+
 def run(binary, model, servers):
     s = Server(binary, model, ["--parallel", "4", "--threads", "2", "--ctx", str(CTX * 2)])
     servers.append(s)
@@ -172,6 +201,7 @@ def run(binary, model, servers):
     c.section("llama-server's grammar and json_schema", test_llama_server_fields, s)
     c.section("the processed distribution holds only allowed tokens", test_processed_distribution, s)
     c.section("errors", test_errors, s)
+    c.section("fields that would change the output are refused", test_refused_fields, s)
 
 
 if __name__ == "__main__":
