@@ -163,6 +163,67 @@ def test_errors(s):
     c.check("response_format text: 200, unconstrained", r.status == 200, obj(r))
 
 
+def bounded_schema(rng, depth=0):
+    """A random schema whose every valid text is short: enums, booleans, integer ranges, strings
+    with maxLength, arrays with maxItems, objects of such, anyOf, nullable types, $defs refs."""
+    kinds = ["enum", "bool", "int", "str", "null", "const"] + (["obj", "arr", "any"] if depth < 2 else [])
+    k = rng.choice(kinds)
+    if k == "enum":
+        return {"enum": rng.sample(["red", "green", "blue", "日本", "a b", 7, None, True], rng.randint(1, 4))}
+    if k == "bool":
+        return {"type": "boolean"}
+    if k == "int":
+        lo = rng.randint(-50, 50)
+        return {"type": "integer", "minimum": lo, "maximum": lo + rng.randint(0, 300)}
+    if k == "str":
+        return {"type": "string", "minLength": rng.randint(0, 2), "maxLength": rng.randint(2, 8)}
+    if k == "null":
+        return {"type": ["integer", "null"], "minimum": 0, "maximum": 9}
+    if k == "const":
+        return {"const": rng.choice(["on", 3, False, [1, 2]])}
+    if k == "arr":
+        return {"type": "array", "items": bounded_schema(rng, depth + 1),
+                "minItems": rng.randint(0, 1), "maxItems": rng.randint(1, 3)}
+    if k == "any":
+        return {"anyOf": [bounded_schema(rng, depth + 1) for _ in range(rng.randint(2, 3))]}
+    names = rng.sample(["id", "name", "ok", "tags", "kind", "n", "note", "城市"], rng.randint(1, 4))
+    props = {n: bounded_schema(rng, depth + 1) for n in names}
+    return {"type": "object", "properties": props,
+            "required": rng.sample(names, rng.randint(0, len(names))), "additionalProperties": False}
+
+
+def test_schema_corpus(s):
+    """64 random bounded schemas, each the grammar of one completion on the random model (and a
+    $ref-using one): every reply must stop by itself (finish_reason stop) and validate."""
+    import random
+    import concurrent.futures
+    rng = random.Random(2026)
+    schemas = [bounded_schema(rng) for _ in range(63)]
+    schemas.append({"$defs": {"leaf": {"enum": ["x", "y"]}}, "type": "object",
+                    "properties": {"a": {"$ref": "#/$defs/leaf"}, "b": {"type": "array", "maxItems": 2,
+                                                                      "items": {"$ref": "#/$defs/leaf"}}},
+                    "required": ["a", "b"], "additionalProperties": False})
+
+    def one(i):
+        r = s.post(COMP, {"prompt": f"Record {i}:", "max_tokens": 400, "seed": i, "temperature": 1,
+                          "json_schema": schemas[i], **LIVELY})
+        ch = choice0(r)
+        text = ch.get("text") or ""
+        try:
+            jsonschema.validate(json.loads(text), schemas[i])
+            valid = True
+        except (ValueError, jsonschema.ValidationError):
+            valid = False
+        return r.status, ch.get("finish_reason"), valid, text
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(one, range(len(schemas))))
+    bad = [(i, r[:3], short(r[3], 120), short(schemas[i], 160)) for i, r in enumerate(results)
+           if r[0] != 200 or r[1] != "stop" or not r[2]]
+    c.check(f"{len(schemas)} bounded schemas: every reply stops by itself and validates",
+            not bad, bad[:5])
+
+
 def test_refused_fields(s):
     """Fields that would change the output and are not implemented: a 400 naming them, unless at
     their neutral value; fields with no effect on the text stay ignored."""
@@ -200,6 +261,7 @@ def run(binary, model, servers):
     c.section("forced tool calls", test_tool_choice, s)
     c.section("llama-server's grammar and json_schema", test_llama_server_fields, s)
     c.section("the processed distribution holds only allowed tokens", test_processed_distribution, s)
+    c.section("a corpus of bounded schemas", test_schema_corpus, s)
     c.section("errors", test_errors, s)
     c.section("fields that would change the output are refused", test_refused_fields, s)
 
