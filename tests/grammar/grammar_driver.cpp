@@ -1,7 +1,8 @@
-// Test driver for check_json_schema.py: reads cases from a JSON file, [{"schema": S, "texts":
-// [T, ...]}, ...], converts each schema with json_schema_to_gbnf (schemas parsed in written order)
-// and prints, per case, {"error": message or null, "accept": [bool per text]} as one JSON array.
-// `--gbnf` prints each case's grammar instead.
+// Test driver for check_json_schema.py and check_gbnf_reference.py: reads cases from a JSON file,
+// [{"schema": S, "texts": [T, ...]}, ...] (or {"gbnf": G, ...}: the grammar text itself),
+// converts each schema with json_schema_to_gbnf (schemas parsed in written order) and prints,
+// per case, {"error": message or null, "accept": [bool per text]} as one JSON array. `--gbnf`
+// prints each case's grammar instead.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -28,7 +29,9 @@ int main(int argc, char** argv) {
   for (const auto& c : cases) {
     nlohmann::json result = {{"error", nullptr}, {"accept", nlohmann::json::array()}};
     try {
-      const std::string gbnf = ls::grammar::json_schema_to_gbnf(c["schema"], "schema");
+      const std::string gbnf = c.contains("gbnf")
+                                   ? c["gbnf"].get<std::string>()
+                                   : ls::grammar::json_schema_to_gbnf(c["schema"], "schema");
       if (print_gbnf) {
         std::cout << gbnf << "\n";
         continue;
