@@ -9,6 +9,7 @@
 #include <bit>
 #include <chrono>
 #include <random>
+#include <regex>
 #include <string_view>
 #include <thread>
 
@@ -23,6 +24,29 @@ namespace ls::server {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+
+// The path patterns of the routes and the methods each answers: httplib only knows that no
+// handler matched, so a known path asked with another method would be a 404 without it.
+class RouteTable {
+ public:
+  void add(const std::string& method, const std::string& pattern) {
+    routes_.push_back({method, std::regex(pattern)});
+  }
+  // The Allow header for `path` ("POST"; "GET, HEAD": httplib answers HEAD with the GET
+  // handler), or "" when no route has that path.
+  std::string allowed(const std::string& path) const {
+    std::string allow;
+    for (const auto& [method, pattern] : routes_) {
+      if (!std::regex_match(path, pattern)) continue;
+      const std::string methods = method == "GET" ? "GET, HEAD" : method;
+      if (allow.find(methods) == std::string::npos) allow += (allow.empty() ? "" : ", ") + methods;
+    }
+    return allow;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::regex>> routes_;
+};
 
 namespace {
 
@@ -50,10 +74,34 @@ void send_json(httplib::Response& res, const json& j) {
   res.set_content(dump(j), "application/json");
 }
 
+// nlohmann's text without its "[json.exception.parse_error.101] parse error at line 1, column
+// 12: " prefix (the byte offset is given instead): "syntax error while parsing value - ...".
+std::string json_error_reason(const json::exception& e) {
+  std::string_view what = e.what();
+  if (const std::size_t tag = what.find("] "); tag != std::string_view::npos)
+    what.remove_prefix(tag + 2);
+  if (what.starts_with("parse error"))
+    if (const std::size_t colon = what.find(": "); colon != std::string_view::npos)
+      what.remove_prefix(colon + 2);
+  return std::string(what);
+}
+
 json parse_body(const httplib::Request& req) {
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded())
-    throw ApiError(400, "the request body is not valid JSON", "", "invalid_json");
+  json body;
+  try {
+    body = json::parse(req.body);
+  } catch (const json::parse_error& e) {
+    // The byte offset lets a client find the fault in a long body (invalid UTF-8 in a string,
+    // a bare NaN, a trailing comma); nlohmann's own text says what it expected there.
+    throw ApiError(400,
+                   fmt::format("the request body is not valid JSON at byte {}: {}", e.byte,
+                               json_error_reason(e)),
+                   "", "invalid_json");
+  } catch (const json::exception& e) {
+    // A number past double's range (1e999) is out_of_range, which carries no position.
+    throw ApiError(400, fmt::format("the request body is not valid JSON: {}", json_error_reason(e)),
+                   "", "invalid_json");
+  }
   if (!body.is_object())
     throw ApiError(400, "the request body must be a JSON object", "", "invalid_json");
   return body;
@@ -141,7 +189,8 @@ HttpServer::HttpServer(const engine::LoadedModel& model, Scheduler& scheduler,
       store_(store),
       limits_(std::move(limits)),
       options_(std::move(options)),
-      http_(std::make_unique<httplib::Server>()) {
+      http_(std::make_unique<httplib::Server>()),
+      route_table_(std::make_shared<RouteTable>()) {
   limits_.template_mutex = &template_mutex_;
   routes();
 }
@@ -173,6 +222,16 @@ void HttpServer::drain(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (open_streams_ > 0 && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+void HttpServer::on_get(const std::string& pattern, Handler handler) {
+  route_table_->add("GET", pattern);
+  http_->Get(pattern, std::move(handler));
+}
+
+void HttpServer::on_post(const std::string& pattern, Handler handler) {
+  route_table_->add("POST", pattern);
+  http_->Post(pattern, std::move(handler));
 }
 
 void HttpServer::routes() {
@@ -207,27 +266,36 @@ void HttpServer::routes() {
     return httplib::Server::HandlerResponse::Handled;
   });
   // Errors httplib raises itself (no route, body too large) get an OpenAI error object too.
-  s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
-                                                              httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    if (res.status == 413)
-      send_error(res,
-                 ApiError(413, "the request body is larger than --max-body", "", "body_too_large"));
-    else if (res.status == 404)
-      send_error(
-          res, ApiError(404, fmt::format("no route {} {}", req.method, req.path), "", "not_found"));
-    else
-      send_error(res, ApiError(res.status, fmt::format("HTTP {}", res.status), "", ""));
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+  // A path that has routes but none for the request's method is 405 with Allow (RFC 9110).
+  s.set_error_handler(httplib::Server::HandlerWithResponse(
+      [table = route_table_](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        const std::string allow = res.status == 404 ? table->allowed(req.path) : "";
+        if (res.status == 413) {
+          send_error(res, ApiError(413, "the request body is larger than --max-body", "",
+                                   "body_too_large"));
+        } else if (!allow.empty()) {
+          res.set_header("Allow", allow);
+          send_error(res, ApiError(405,
+                                   fmt::format("method {} is not allowed on {} (allowed: {})",
+                                               req.method, req.path, allow),
+                                   "", "method_not_allowed"));
+        } else if (res.status == 404) {
+          send_error(res, ApiError(404, fmt::format("no route {} {}", req.method, req.path), "",
+                                   "not_found"));
+        } else {
+          send_error(res, ApiError(res.status, fmt::format("HTTP {}", res.status), "", ""));
+        }
+        return httplib::Server::HandlerResponse::Handled;
+      }));
   s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     send_error(res, ApiError(500, "internal error", "", "internal_error", "server_error"));
   });
 
-  s.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+  on_get("/health", [](const httplib::Request&, httplib::Response& res) {
     send_json(res, {{"status", "ok"}});
   });
-  s.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+  on_get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
     send_json(res, {{"object", "list"},
                     {"data", json::array({{{"id", limits_.served_name},
                                            {"object", "model"},
@@ -235,45 +303,46 @@ void HttpServer::routes() {
                                            {"owned_by", "logitscope"},
                                            {"max_model_len", limits_.ctx}}})}});
   });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  on_get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     if (connections_ != nullptr)
       metrics_.set_connections(connections_->closed_by_deadline(), connections_->open());
     res.set_content(metrics_.render(scheduler_.stats()), "text/plain; version=0.0.4");
   });
-  s.Post("/v1/chat/completions",
-         [this](const httplib::Request& req, httplib::Response& res) { generate(req, res, true); });
-  s.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+  on_post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    generate(req, res, true);
+  });
+  on_post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
     generate(req, res, false);
   });
-  s.Post("/tokenize",
-         [this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); });
-  s.Post("/detokenize",
-         [this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); });
-  s.Post("/apply-template",
-         [this](const httplib::Request& req, httplib::Response& res) { apply_template(req, res); });
+  on_post("/tokenize",
+          [this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); });
+  on_post("/detokenize",
+          [this](const httplib::Request& req, httplib::Response& res) { detokenize(req, res); });
+  on_post("/apply-template", [this](const httplib::Request& req, httplib::Response& res) {
+    apply_template(req, res);
+  });
   microscope_routes();
 }
 
 void HttpServer::microscope_routes() {
-  httplib::Server& s = *http_;
   // The page: its own files only; the policy keeps it from loading anything from elsewhere.
-  s.Get(R"(/|/index\.html|/assets/.+|/favicon\.svg)",
-        [](const httplib::Request& req, httplib::Response& res) {
-          const WebAsset* a = find_web_asset(req.path);
-          if (a == nullptr) {
-            send_error(res, ApiError(404, fmt::format("no file {}", req.path), "", "not_found"));
-            return;
-          }
-          std::string type(a->content_type);
-          if (type.rfind("text/", 0) == 0) type += "; charset=utf-8";
-          res.set_header("Content-Security-Policy",
-                         "default-src 'self'; img-src 'self' data: blob:; style-src 'self' "
-                         "'unsafe-inline'");
-          res.set_header("X-Content-Type-Options", "nosniff");
-          res.set_header("Cache-Control", "no-cache");
-          res.set_content(std::string(a->body), type);
-        });
-  s.Get("/v1/logitscope/info", [this](const httplib::Request&, httplib::Response& res) {
+  on_get(R"(/|/index\.html|/assets/.+|/favicon\.svg)",
+         [](const httplib::Request& req, httplib::Response& res) {
+           const WebAsset* a = find_web_asset(req.path);
+           if (a == nullptr) {
+             send_error(res, ApiError(404, fmt::format("no file {}", req.path), "", "not_found"));
+             return;
+           }
+           std::string type(a->content_type);
+           if (type.rfind("text/", 0) == 0) type += "; charset=utf-8";
+           res.set_header("Content-Security-Policy",
+                          "default-src 'self'; img-src 'self' data: blob:; style-src 'self' "
+                          "'unsafe-inline'");
+           res.set_header("X-Content-Type-Options", "nosniff");
+           res.set_header("Cache-Control", "no-cache");
+           res.set_content(std::string(a->body), type);
+         });
+  on_get("/v1/logitscope/info", [this](const httplib::Request&, httplib::Response& res) {
     guarded(res, [&] { send_json(res, info_json(limits_)); });
   });
   const auto kept = [this](const std::string& id) {
@@ -287,29 +356,29 @@ void HttpServer::microscope_routes() {
     return g->snapshot();
   };
   const auto vocab = model_.model().config().vocab_size;
-  s.Get(R"(/v1/logitscope/generations/([^/]+))",
-        [kept, vocab](const httplib::Request& req, httplib::Response& res) {
-          guarded(res, [&] { send_json(res, generation_json(kept(req.matches[1]), vocab)); });
-        });
-  s.Get(R"(/v1/logitscope/generations/([^/]+)/logits/([0-9]+))",
-        [kept](const httplib::Request& req, httplib::Response& res) {
-          guarded(res, [&] {
-            const KeptGeneration::Snapshot g = kept(req.matches[1]);
-            const std::string k = req.matches[2];
-            const std::size_t step = k.size() > 9 ? g.rows.size() : std::stoul(k);
-            if (step >= g.rows.size())
-              throw ApiError(404,
-                             fmt::format("generation {} keeps the logits of steps 0..{}, not {}",
-                                         g.id, static_cast<long>(g.rows.size()) - 1, k),
-                             "step", "not_found");
-            static_assert(std::endian::native == std::endian::little);  // the wire format
-            const std::vector<float>& row = *g.rows[step];
-            res.set_content(
-                std::string(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float)),
-                "application/octet-stream");
-          });
-        });
-  s.Post(
+  on_get(R"(/v1/logitscope/generations/([^/]+))",
+         [kept, vocab](const httplib::Request& req, httplib::Response& res) {
+           guarded(res, [&] { send_json(res, generation_json(kept(req.matches[1]), vocab)); });
+         });
+  on_get(R"(/v1/logitscope/generations/([^/]+)/logits/([0-9]+))",
+         [kept](const httplib::Request& req, httplib::Response& res) {
+           guarded(res, [&] {
+             const KeptGeneration::Snapshot g = kept(req.matches[1]);
+             const std::string k = req.matches[2];
+             const std::size_t step = k.size() > 9 ? g.rows.size() : std::stoul(k);
+             if (step >= g.rows.size())
+               throw ApiError(404,
+                              fmt::format("generation {} keeps the logits of steps 0..{}, not {}",
+                                          g.id, static_cast<long>(g.rows.size()) - 1, k),
+                              "step", "not_found");
+             static_assert(std::endian::native == std::endian::little);  // the wire format
+             const std::vector<float>& row = *g.rows[step];
+             res.set_content(
+                 std::string(reinterpret_cast<const char*>(row.data()), row.size() * sizeof(float)),
+                 "application/octet-stream");
+           });
+         });
+  on_post(
       "/v1/logitscope/replay", [this, kept](const httplib::Request& req, httplib::Response& res) {
         guarded(res, [&] {
           const json body = parse_body(req);

@@ -1,11 +1,12 @@
-// The HTTP front of `logitscope serve` on cpp-httplib: routes (docs/server-api.md), the API key, body
-// limits, OpenAI error objects, and SSE streaming. Each generation request becomes scheduler
+// The HTTP front of `logitscope serve` on cpp-httplib: routes (docs/server-api.md), the API key,
+// body limits, OpenAI error objects, and SSE streaming. Each generation request becomes scheduler
 // jobs; its handler thread turns their events into a response or a stream of chunks, and a
 // client that goes away cancels its jobs.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +26,7 @@ struct Response;
 namespace ls::server {
 
 class Connections;
+class RouteTable;
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
@@ -57,6 +59,10 @@ class HttpServer {
   void detokenize(const httplib::Request& req, httplib::Response& res);
   void apply_template(const httplib::Request& req, httplib::Response& res);
   void microscope_routes();  // the page and /v1/logitscope/*
+  // Register a route with httplib and in route_table_ (for 405 and its Allow header).
+  using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  void on_get(const std::string& pattern, Handler handler);
+  void on_post(const std::string& pattern, Handler handler);
 
   const engine::LoadedModel& model_;
   Scheduler& scheduler_;
@@ -64,6 +70,7 @@ class HttpServer {
   ServerLimits limits_;
   HttpOptions options_;
   std::unique_ptr<httplib::Server> http_;
+  std::shared_ptr<RouteTable> route_table_;
   Metrics metrics_;
   std::mutex template_mutex_;
   std::atomic<bool> shutting_down_{false};

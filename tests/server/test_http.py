@@ -41,6 +41,19 @@ def test_routes(s):
         c.check(f"{method} {path}: 404 JSON error, code not_found",
                 r.status == 404 and e.get("type") == "invalid_request_error"
                 and e.get("code") == "not_found" and isinstance(e.get("message"), str), r)
+    # A known path asked with a method it does not take: 405 naming both, Allow listing its own
+    # (issue 47: it was a 404 "no route").
+    for method, path, allow in (("GET", CHAT, "POST"), ("GET", COMP, "POST"), ("PUT", "/tokenize", "POST"),
+                                ("DELETE", "/v1/models", "GET, HEAD"), ("POST", "/health", "GET, HEAD"),
+                                ("POST", "/v1/logitscope/generations/abc", "GET, HEAD")):
+        r = s.request(method, path, body={} if method in ("POST", "PUT") else None)
+        e = r.error()
+        msg = e.get("message") or ""
+        c.check(f"{method} {path}: 405, Allow: {allow}, JSON error method_not_allowed naming both",
+                r.status == 405 and r.headers.get("allow") == allow
+                and e.get("type") == "invalid_request_error" and e.get("code") == "method_not_allowed"
+                and method in msg and path in msg, {"status": r.status, "allow": r.headers.get("allow"),
+                                                    "error": e or r.text})
     for path, base in ((CHAT, CHAT_BASE), (COMP, COMP_BASE)):
         r = s.post(path, with_fields(base, model="nope"))
         e = r.error()
@@ -220,6 +233,19 @@ def test_validation(s):
                 f"{param!r}{'' if exact else ' (prefix)'}", ok, {"status": r.status, "error": e or r.text})
 
 
+def test_seed_range(s):
+    """The seed error states the range accepted, all of uint64 (issue 47: it said 2^63-1)."""
+    for path, base in ((CHAT, CHAT_BASE), (COMP, COMP_BASE)):
+        for value in (-1, 2**64, 1.5):
+            r = s.post(path, with_fields(base, seed=value))
+            msg = r.error().get("message") or ""
+            c.check(f"{endpoint(path)} seed={value}: 400 stating [0, 18446744073709551615]",
+                    r.status == 400 and "[0, 18446744073709551615]" in msg
+                    and "9223372036854775807" not in msg, r)
+        r = s.post(path, with_fields(base, seed=2**64 - 1, temperature=1))
+        c.check(f"{endpoint(path)} seed=18446744073709551615: 200", r.status == 200, r)
+
+
 def test_accepted(s):
     """Values at the edges of every range, and shapes the API allows, are accepted."""
     def ok(label, path, body, extra=None):
@@ -315,6 +341,19 @@ def test_bodies(s):
         e = r.error()
         c.check(f"{label}: 400 invalid_json", r.status == 400 and e.get("code") == "invalid_json"
                 and e.get("type") == "invalid_request_error", r)
+    # The message gives where the body stops being JSON (issue 47): a bare NaN, invalid UTF-8,
+    # a comma too many. nlohmann counts bytes from 1: byte 25 is the N of NaN.
+    for label, raw, byte in (("a bare NaN", b'{"prompt": "a", "seed": NaN}', 25),
+                             ("invalid UTF-8 in a string", b'{"prompt": "a\xff"}', 14),
+                             ("a trailing comma", b'{"prompt": "a",}', 16)):
+        r = s.request("POST", COMP, raw=raw, headers={"Content-Type": "application/json"})
+        e = r.error()
+        c.check(f"{label}: 400 invalid_json, the message names byte {byte}",
+                r.status == 400 and e.get("code") == "invalid_json"
+                and f"not valid JSON at byte {byte}:" in (e.get("message") or ""), r)
+    r = s.request("POST", COMP, raw=b'{"prompt": "a", "seed": 1e999}')
+    c.check("a number past double's range: 400 invalid_json (not a 500)",
+            r.status == 400 and r.error().get("code") == "invalid_json", r)
     for label, raw in (("a JSON array body", b'[{"prompt": "a"}]'), ("a JSON string body", b'"hi"')):
         for path in (CHAT, COMP):
             r = s.request("POST", path, raw=raw)
@@ -567,6 +606,7 @@ def run(binary, model, servers):
     servers.append(s)
     for name, fn in (("routes", test_routes), ("tokenize, detokenize, apply-template", test_tokenize),
                      ("validation: 400 with the field's param", test_validation),
+                     ("the seed's range", test_seed_range),
                      ("accepted edge values", test_accepted),
                      ("generation_config.json defaults", test_defaults),
                      ("malformed and oversized bodies", test_bodies),

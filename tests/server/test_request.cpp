@@ -3,6 +3,7 @@
 // throw anything but ApiError (the HTTP body fuzzer).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <mutex>
 #include <random>
 
@@ -145,6 +146,25 @@ TEST_F(RequestTest, CompletionFieldsAreNamed) {
     EXPECT_EQ("prompt", e.param);
     EXPECT_EQ("context_length_exceeded", e.code);
     EXPECT_NE(std::string(e.what()).find("256"), std::string::npos) << e.what();
+  }
+}
+
+// Every uint64 is a seed, and the refusal says so (issue 47: it stated [0, 2^63-1]).
+TEST_F(RequestTest, SeedTakesTheWholeUint64Range) {
+  const std::uint64_t top = std::numeric_limits<std::uint64_t>::max();
+  for (const json& seed : {json(top), json(0), json(3.0)}) {
+    const ParsedRequest r = parse_chat_request(chat({{"seed", seed}}), limits());
+    EXPECT_EQ(seed.get<std::uint64_t>(), r.jobs[0].config.seed.value_or(1)) << seed.dump();
+  }
+  for (const json& seed : {json(-1), json(1.5), json(18446744073709551616.0), json("x")}) {
+    try {
+      parse_chat_request(chat({{"seed", seed}}), limits());
+      ADD_FAILURE() << "accepted seed " << seed.dump();
+    } catch (const ApiError& e) {
+      EXPECT_EQ("seed", e.param);
+      EXPECT_NE(std::string(e.what()).find("[0, 18446744073709551615]"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
