@@ -114,6 +114,11 @@ nlohmann::json result_json(const decode::GenerationResult& r, std::size_t sequen
   return j;
 }
 
+// A seed only matters when something is drawn (sampling, beam sampling).
+bool drawn(decode::DecodeMode mode) {
+  return mode == decode::DecodeMode::sample || mode == decode::DecodeMode::beam_sample;
+}
+
 // --prompts FILE: one job per prompt, all stepped together (one forward pass per token for the
 // whole batch). --json lines carry "prompt_index"; text and traces are printed per prompt once
 // the batch is done, since the prompts' steps interleave.
@@ -192,14 +197,23 @@ void run_generate_batch(GenerateCli& o) {
         fmt::print("{}── prompt {} (line {}, {} tokens): \"{}\"\n{}", i ? "\n" : "", i,
                    file[i].line, ids[i].size(), printable(clip_utf8(rendered[i], 60)), shown[i]);
       if (runs[i].sequences.size() > 1) fmt::print("[sequence {}] ", k);
-      fmt::print("{}\n[finish {}: {} · logprob {:.4f}]\n", r.text, decode::to_string(r.finish),
-                 r.message, r.logprob);
+      fmt::print("{}\n[finish {}: {} · logprob {:.4f}{}]\n", r.text, decode::to_string(r.finish),
+                 r.message, r.logprob,
+                 drawn(runs[i].mode) ? fmt::format(" · seed {}", runs[i].seed) : "");
     }
   }
   std::fflush(stdout);
-  fmt::print(stderr, "[{} prompts generated together · {} tokens · {:.1f} tok/s in total]\n",
-             runs.size(), total_tokens,
-             seconds > 0 ? static_cast<double>(total_tokens) / seconds : 0.0);
+  // Without --seed each prompt draws its own (printed with its result); with one, all share it.
+  std::string seeds;
+  if (!runs.empty() && drawn(runs.front().mode)) {
+    const bool shared = std::all_of(runs.begin(), runs.end(),
+                                    [&](const auto& run) { return run.seed == runs.front().seed; });
+    seeds = shared ? fmt::format(" · seed {}", runs.front().seed)
+                   : " · a seed per prompt (with its result)";
+  }
+  fmt::print(stderr, "[{} · {} prompts generated together · {} tokens{} · {:.1f} tok/s in total]\n",
+             runs.empty() ? "" : decode::to_string(runs.front().mode), runs.size(), total_tokens,
+             seeds, seconds > 0 ? static_cast<double>(total_tokens) / seconds : 0.0);
 }
 
 // --trace's steps: bare, every step; N, the first N (0: none).
@@ -315,13 +329,10 @@ void run_generate(GenerateCli& o) {
   }
   std::fflush(stdout);
   const auto& first = run.sequences.front();
-  // A seed only matters when something is drawn (sampling, beam sampling).
-  const bool drawn =
-      run.mode == decode::DecodeMode::sample || run.mode == decode::DecodeMode::beam_sample;
   fmt::print(stderr, "[{} · {} token{} · finish {}: {}{} · {:.1f} tok/s]\n",
              decode::to_string(run.mode), total_tokens, total_tokens == 1 ? "" : "s",
              decode::to_string(first.finish), first.message,
-             drawn ? fmt::format(" · seed {}", run.seed) : "",
+             drawn(run.mode) ? fmt::format(" · seed {}", run.seed) : "",
              seconds > 0 ? static_cast<double>(total_tokens) / seconds : 0.0);
 }
 

@@ -96,10 +96,11 @@ void run_replay(ReplayCli& o) {
   if (o.flags.constrained()) {  // what a grammar would have allowed at each recorded step
     config.constraint = constraint_from(o.flags, lm);
     config.sources["grammar"] = "flag";
-  } else if (const auto* g = inspect::recorded_grammar(rec)) {  // the grammar the generation ran with
-    config.constraint = lm.constraint(g->at("gbnf").get<std::string>(),
-                                      o.trace + " header 'settings.grammar.gbnf'",
-                                      g->at("value").get<std::string>());
+  } else if (const auto* g =
+                 inspect::recorded_grammar(rec)) {  // the grammar the generation ran with
+    config.constraint =
+        lm.constraint(g->at("gbnf").get<std::string>(), o.trace + " header 'settings.grammar.gbnf'",
+                      g->at("value").get<std::string>());
     config.sources["grammar"] = "trace";
   }
   decode::validate(config);
@@ -209,7 +210,7 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--logits", o->logits, "The logits .npy (default: the header's logits_file)");
   cmd->add_option("-m,--model", o->model, "Model directory (default: the header's model)");
   cmd->add_option("--threads", o->threads, "Worker threads for --fork (0 = all)")
-      ->check(CLI::Range(0, 1024));
+      ->check(integer_in(0, 1024));
   add_generation_flags(*cmd, o->flags);
   cmd->add_option("--top", o->top, "Candidates listed per step")
       ->capture_default_str()

@@ -9,6 +9,19 @@
 
 namespace ls::app {
 
+CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {
+  // CLI::Range says "Value abc not in range" for a word as for 2000: say what a value must be.
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto [p, ec] = std::from_chars(text.data(), end, v);
+        if (ec == std::errc() && p == end && v >= lo && v <= hi) return "";
+        return fmt::format("expected an integer in [{}, {}], got '{}'", lo, hi, text);
+      },
+      fmt::format("INT in [{} - {}]", lo, hi));
+}
+
 void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_option("-m,--model", o.model,
                  "Model: a Hugging Face model directory, a .gguf file, or a model id in the "
@@ -20,7 +33,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
   cmd.add_flag("--pull", o.pull,
                "With a model id: download it first (logitscope pull) if the cache lacks it");
   cmd.add_option("--threads", o.threads, "Worker threads (0 = one per hardware thread)")
-      ->check(CLI::Range(0, 1024));
+      ->check(integer_in(0, 1024));
   cmd.add_option("--kv-type", o.kv_type,
                  "KV cache element type: f32, f16 or bf16 (f16/bf16 halve its memory)")
       ->capture_default_str();
@@ -41,14 +54,21 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
                "groups of 8 rows, Q4_K/Q5_K/Q6_K ones by blocks on CPUs with AVX-512 VNNI "
                "(same results, bit for bit; decode slower, about 2x for those "
                "types; the moved copy replaces the mapped file's pages, so memory stays one copy)");
-  cmd.add_flag(
-      "--huge-pages,!--no-huge-pages", o.huge_pages,
-      std::string("Move the other matrices (float; K-quant where not interleaved) too into "
-                  "huge-page memory at load "
-                  "(their bytes unchanged): decode 10-20% faster, load slower (a copy, "
-                  "and fresh 2 MiB pages to zero: up to seconds per GB in a VM). "
-                  "Default here: ") +
-          (o.huge_pages ? "on" : "off") + " (on for serve, chat and bench)");
+  // Two flags, not "--huge-pages,!--no-huge-pages": CLI11 shows that one as
+  // "--huge-pages,--no-huge-pages{false}", which reads as a default of off where it is on.
+  // Triggered as parsed, so the last of the two on the command line wins.
+  const std::string shown_default = o.huge_pages ? "on" : "off";
+  cmd.add_flag_callback(
+         "--huge-pages", [&o] { o.huge_pages = true; },
+         "Move the other matrices (float; K-quant where not interleaved) too into huge-page "
+         "memory at load (their bytes unchanged): decode 10-20% faster, load slower (a copy, "
+         "and fresh 2 MiB pages to zero: up to seconds per GB in a VM). Default here: " +
+             shown_default + " (on for serve, chat and bench)")
+      ->trigger_on_parse();
+  cmd.add_flag_callback(
+         "--no-huge-pages", [&o] { o.huge_pages = false; },
+         "Keep those matrices in the file's memory map (see --huge-pages)")
+      ->trigger_on_parse();
 }
 
 LoadOptions load_options(const ModelOptions& o) {

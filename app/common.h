@@ -31,6 +31,10 @@ struct ModelOptions {
   bool bf16_activations = false;  // --bf16-activations: BF16 matrices take BF16 activations
 };
 
+// A check for an integer option: "expected an integer in [0, 1024], got 'abc'" for a word or
+// a number out of range (CLI::Range calls both "not in range").
+CLI::Validator integer_in(std::int64_t lo, std::int64_t hi);
+
 // --model, --revision, --pull, --threads, --kv-type, --no-validate, --debug-nonfinite,
 // --no-repack, --huge-pages (its default: o.huge_pages as given, true for the long-running
 // commands serve, chat and bench).

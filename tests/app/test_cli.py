@@ -51,6 +51,13 @@ def check_exit_contract():
                        "--top-k: expected an integer, got 'abc'")
     expect_usage_error(["generate", "--tokens", "1", "--model", "m", "--do_sample", "maybe"],
                        "expected true or false, got 'maybe'")
+    # Issue 47: a word was "not in range" like a number too large.
+    expect_usage_error(["generate", "--tokens", "1", "--model", "m", "--threads", "abc"],
+                       "--threads: expected an integer in [0, 1024], got 'abc'")
+    expect_usage_error(["generate", "--tokens", "1", "--model", "m", "--threads", "2000"],
+                       "--threads: expected an integer in [0, 1024], got '2000'")
+    expect_usage_error(["replay", "--trace", "t.jsonl", "--threads", "1.5"],
+                       "--threads: expected an integer in [0, 1024], got '1.5'")
     expect_usage_error(["frobnicate"], "unknown command 'frobnicate'")
     expect_usage_error([], "subcommand")
     for args in (["--help"], ["next", "--help"], ["--version"]):
@@ -237,6 +244,37 @@ def check_progress(model):
        repr(tty[-200:]))
 
 
+def check_batch_seed(model, tmp):
+    """Issue 47: generate --prompts prints the seeds it used, as a single generate does."""
+    prompts = os.path.join(tmp, "seed_prompts.txt")
+    with open(prompts, "w") as f:
+        f.write("Hello\nThe sky is\n")
+    base = ["generate", "--model", model, "--prompts", prompts, "--max-new-tokens", "2",
+            "--do-sample", "true"]
+    r = run(base + ["--seed", "7"])
+    finish = [line for line in r.stdout.splitlines() if line.startswith("[finish ")]
+    ok("generate --prompts --seed 7: each result and the summary name seed 7",
+       r.returncode == 0 and len(finish) == 2 and all(line.endswith(" · seed 7]") for line in finish)
+       and "prompts generated together" in r.stderr and " · seed 7 · " in r.stderr,
+       (finish, r.stderr.strip()[-200:]))
+    r = run(base)
+    finish = [line for line in r.stdout.splitlines() if line.startswith("[finish ")]
+    seeds = [line.rsplit(" · seed ", 1)[-1].rstrip("]") for line in finish]
+    ok("generate --prompts without --seed: each result names the seed it drew",
+       r.returncode == 0 and len(finish) == 2 and all(" · seed " in line for line in finish)
+       and all(x.isdigit() for x in seeds) and " · a seed per prompt" in r.stderr, (finish, r.stderr.strip()[-200:]))
+    # Run alone with the seed it printed, a prompt gives the same text (the seed is the one used).
+    if len(seeds) == 2 and seeds[1].isdigit():
+        text = r.stdout.split("── prompt 1 ", 1)[-1].split("\n", 1)[-1].split("\n[finish ", 1)[0]
+        alone = run(["generate", "--model", model, "--prompt", "The sky is", "--max-new-tokens",
+                     "2", "--do-sample", "true", "--seed", seeds[1]])
+        ok("the printed seed reproduces that prompt's text alone", alone.returncode == 0
+           and alone.stdout.strip() == text.strip(), (alone.stdout, text))
+    r = run(base[:-2] + ["--do-sample", "false"])
+    ok("greedy generate --prompts prints no seed", r.returncode == 0 and "seed" not in r.stderr
+       and "seed" not in r.stdout, r.stderr.strip()[-200:])
+
+
 def check_completion():
     """Issue 16: `completion bash` completes commands and each command's flags (driven through
     bash itself), and --help-all prints every command's help."""
@@ -298,7 +336,15 @@ def check_bench_cpu(model):
 
 def check_huge_pages(model, tmp):
     """--huge-pages moves the matrices, not the numbers: next prints the same distribution with
-    and without it, on the float model and on a K-quant GGUF (neither interleaved)."""
+    and without it, on the float model and on a K-quant GGUF (neither interleaved). The help
+    states each command's default, and nothing contradicts it (issue 47: serve showed {false})."""
+    for command, default in (("serve", "on"), ("chat", "on"), ("bench", "on"), ("next", "off"),
+                             ("generate", "off")):
+        r = run([command, "--help"])
+        lines = [line for line in r.stdout.splitlines() if "huge-pages" in line]
+        ok(f"{command} --help: --huge-pages states its default ({default}), no {{false}}/{{true}}",
+           r.returncode == 0 and len(lines) == 2 and f"Default here: {default} " in r.stdout
+           and not any("{" in line for line in lines), lines)
     gguf = os.path.join(tmp, "huge.gguf")
     r = run(["quantize", "--model", model, "--type", "q6_k", "--out", gguf])
     ok("quantize q6_k for the huge-pages check", r.returncode == 0, r.stderr[-300:])
@@ -349,6 +395,7 @@ def main():
     check_completion()
     check_bench_cpu(model)
     check_huge_pages(model, tmp)
+    check_batch_seed(model, tmp)
     expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
     expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
     expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
