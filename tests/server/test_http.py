@@ -195,9 +195,10 @@ def validation_cases():
     chat("tools [{type: function}] (no function)", "tools[0]", False, tools=[{"type": "function"}])
     chat("tools type 'retrieval'", "tools[0]", False,
          tools=[{"type": "retrieval", "function": {"name": "f"}}])
-    chat("tool_choice 'required'", "tool_choice", tools=TOOLS, tool_choice="required")
-    chat("tool_choice a named function", "tool_choice", tools=TOOLS,
-         tool_choice={"type": "function", "function": {"name": "get_weather"}})
+    # (Forced calls, "required" and a named function, are served: test_structured_output.py.)
+    chat("tool_choice 'required' without tools", "tool_choice", tool_choice="required")
+    chat("tool_choice naming a function not in tools", "tool_choice.function.name", tools=TOOLS,
+         tool_choice={"type": "function", "function": {"name": "nope"}})
     chat("tool_choice 'bogus'", "tool_choice", tools=TOOLS, tool_choice="bogus")
 
     def comp(label, param, exact=True, **changes):
