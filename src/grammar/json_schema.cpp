@@ -379,8 +379,8 @@ std::string Converter::enumeration(const Json& s, const std::string& path,
   return rules_.add(hint, join(alts, " | "));
 }
 
-// One JSON value: numbers as the schema writes them, strings in every spelling, objects with
-// their keys in the schema's order.
+// One JSON value: numbers as the schema writes them, strings (keys too) in their canonical
+// spelling, objects with their keys in the schema's order.
 std::string Converter::spell(const Json& v, const std::string& path) {
   const std::string ws = primitive(rules_, "ws"), sep = ws + " \",\" " + ws;
   if (v.is_string()) {

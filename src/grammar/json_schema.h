@@ -14,17 +14,25 @@
 // ($defs/definitions hold schemas). Everything else is refused.
 //
 // Where the grammar is narrower or wider than the schema, deliberately:
-// - Whitespace: at most 20 characters (space, tab, line feed, return) between tokens and around
-//   the text, so a model cannot loop on whitespace.
+// - Whitespace between tokens and around the text: nothing, one space, or a line feed followed by
+//   at most 20 spaces or tabs (compact and pretty-printed JSON), so a model cannot loop on
+//   whitespace or pad every token with it. Two spaces, "\r\n" or blank lines are rejected.
 // - Objects: properties come in the order of `properties` (then required keys that are not
 //   listed, then additional ones); any listed property may be left out unless required. Extra
 //   keys (additionalProperties not false) come after the listed ones and are never a listed key,
 //   but two extra members may repeat a key.
 // - "integer" is written as an integer (1, -0), not as 1.0 or 1e2. enum/const numbers are
 //   written as the schema's JSON writes them (nlohmann's shortest form); enum/const objects
-//   keep the schema's key order. Strings (keys, enum values, pattern and format texts) take
-//   every JSON spelling ("é", "\u00e9", "\u00E9") and are measured in decoded characters;
-//   escaped lone surrogates ("\ud800") are never accepted.
+//   keep the schema's key order.
+// - Strings the schema fixes (listed keys: `properties` and `required`; enum and const strings,
+//   keys and strings inside enum/const values too) are matched only in their canonical spelling:
+//   each character raw when JSON allows it (all but ", \ and U+0000-U+001F), else its short
+//   escape (\" \\ \b \f \n \r \t), else \u00xx in lowercase, as Python's
+//   json.dumps(s, ensure_ascii=False) writes it: "city", never "\u0063ity". Strings the model
+//   writes freely (type string, pattern and format texts, additional keys) take every JSON
+//   spelling ("é", "\u00e9", "\u00E9", "\/") and are measured in decoded characters; an
+//   additional key never decodes to a listed key, in any spelling. Escaped lone surrogates
+//   ("\ud800") are never accepted.
 // - oneOf is treated as anyOf, as llama.cpp does: a text valid under two branches is accepted
 //   though oneOf rejects it. Exact when the branches do not overlap.
 // - number bounds are enforced only when they are 0 (>= 0, > 0, <= 0, < 0): any other bound

@@ -1,7 +1,8 @@
 // The pieces json_schema.cpp builds its GBNF from, shared by its source files: sets of code points,
-// the rule table, every JSON spelling of a string character (raw, \n-style or \uXXXX escapes, in
-// either hex case), digit grammars for exact integer ranges, regular expressions, and the allOf
-// merge. Internal to ls_grammar: nothing outside src/grammar includes it.
+// the rule table, JSON string spellings (every one for strings the model writes: raw, \n-style or
+// \uXXXX escapes in either hex case; only the canonical one for strings the schema fixes), digit
+// grammars for exact integer ranges, regular expressions, and the allOf merge. Internal to
+// ls_grammar: nothing outside src/grammar includes it.
 #pragma once
 
 #include <cstdint>
@@ -63,18 +64,26 @@ class RuleSet {
 // Adds the fixed rules (ws, char, string, number, integer, boolean, null, value, object, array)
 // that `name` needs and returns `name`.
 std::string primitive(RuleSet& rules, const std::string& name);
-// Bounded whitespace between tokens: at most this many of space, tab, line feed, return.
-constexpr int kMaxWhitespace = 20;
+// Whitespace between tokens (the `ws` rule): nothing, one space, or a line feed followed by at most
+// this many spaces or tabs (an indentation). Bounded and with one way to write each run, so a
+// model constrained by the grammar cannot loop on whitespace.
+constexpr int kMaxIndent = 20;
 
 // One character of a JSON string (between the quotes), in every spelling JSON allows, whose
 // decoded code point is in `set` (lone surrogate escapes are never accepted). An expression.
 std::string json_chars(RuleSet& rules, const CpSet& set);
-// The JSON string (quotes included) whose decoded value is `utf8`, in every spelling.
+// Strings the schema fixes (listed keys, enum and const strings) take their canonical spelling
+// only: each character raw when JSON allows it, else its two-character escape
+// (\" \\ \b \f \n \r \t), else \u00xx in lowercase, as Python's json.dumps(s,
+// ensure_ascii=False) writes it; other spellings are left out so that a model cannot wander
+// through escapes of a fixed string.
+// The JSON string (quotes included) whose decoded value is `utf8`, canonically spelled.
 std::string json_string_literal(RuleSet& rules, std::string_view utf8);
-// The JSON strings (quotes included) whose decoded value is one of `values`, in every spelling.
+// The JSON strings (quotes included) whose decoded value is one of `values`, canonically spelled.
 std::string json_string_one_of(RuleSet& rules, const std::vector<std::string>& values,
                                std::string_view hint);
-// Any JSON string (quotes included) whose decoded value is none of `excluded`.
+// Any JSON string (quotes included), in every spelling, whose decoded value is none of `excluded`
+// (an extra key: it never decodes to a listed key, however escaped).
 std::string json_string_except(RuleSet& rules, const std::vector<std::string>& excluded,
                                std::string_view hint);
 

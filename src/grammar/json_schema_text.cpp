@@ -1,7 +1,9 @@
 // The text-level pieces of the JSON Schema converter: sets of code points, GBNF literals and
-// classes, the rule table, the fixed rules (whitespace, strings, numbers, any value), and every
-// JSON spelling of a string character, so that "a", "\u0061" and "\u0041"-style escapes of a key
-// or an enum string are all accepted and a string's length counts decoded characters.
+// classes, the rule table, the fixed rules (whitespace, strings, numbers, any value), and the
+// spellings of string characters: every JSON spelling for strings the model writes freely (so a
+// length counts decoded characters and an extra key is never a listed one however it is escaped),
+// the one canonical spelling for strings the schema fixes (keys, enum and const strings), so that
+// a model cannot wander through "\u0063ity"-style escapes of them.
 #include <algorithm>
 #include <functional>
 
@@ -338,7 +340,17 @@ std::string json_chars(RuleSet& rules, const CpSet& set) {
 
 namespace {
 
-// Every spelling of one code point, as an expression.
+// The canonical spelling of one code point as GBNF literal text (no quotes): raw where JSON allows
+// it, else the two-character escape, else \u00xx in lowercase, as Python's
+// json.dumps(s, ensure_ascii=False) writes it. `/` stays raw: its escape is optional.
+std::string canonical(std::uint32_t cp) {
+  if (cp_contains(kRaw, cp)) return escape_cp(cp, false);
+  for (const auto& [c, letter] : kShortEscapes)
+    if (c == cp) return "\\\\" + escape_cp(static_cast<std::uint32_t>(letter), false);
+  return fmt::format("\\\\u{:04x}", cp);  // a control character: below U+0020
+}
+
+// Every spelling of one code point, as an expression: what an extra key must avoid.
 std::string spellings(std::uint32_t cp) {
   std::vector<std::string> alts;
   if (cp_contains(kRaw, cp)) alts.push_back("\"" + escape_cp(cp, false) + "\"");
@@ -396,12 +408,12 @@ std::vector<TrieNode> trie_of(const std::vector<std::string>& strings) {
 }  // namespace
 
 std::string json_string_literal(RuleSet& /*rules*/, std::string_view utf8) {
-  std::string out = "\"\\\"\"";
+  std::string out = "\"\\\"";
   for (std::uint32_t cp : utf8_to_code_points(utf8)) {
     if (cp >= 0xD800 && cp <= 0xDFFF) fail("a schema string holds a lone surrogate U+{:04X}", cp);
-    out += " " + spellings(cp);
+    out += canonical(cp);
   }
-  return out + " \"\\\"\"";
+  return out + "\\\"\"";
 }
 
 std::string json_string_except(RuleSet& rules, const std::vector<std::string>& excluded,
@@ -430,18 +442,21 @@ std::string json_string_except(RuleSet& rules, const std::vector<std::string>& e
 std::string json_string_one_of(RuleSet& rules, const std::vector<std::string>& values,
                                std::string_view hint) {
   const std::vector<TrieNode> trie = trie_of(values);
-  // rest(n): the rest of the string after node n's prefix, closing quote included; a rule where
-  // it branches, single-child runs spelled inline.
+  // rest(n): the rest of the string after node n's prefix, closing quote included, in canonical
+  // spelling; a rule where it branches, single-child runs (and a final quote) in one literal.
   std::function<std::string(std::size_t)> rest = [&](std::size_t n) -> std::string {
     std::vector<std::string> alts;
     if (trie[n].terminal) alts.push_back("\"\\\"\"");
     for (auto [cp, child] : trie[n].children) {
-      std::string seq = spellings(cp);
+      std::string text = canonical(cp);
       while (!trie[child].terminal && trie[child].children.size() == 1) {
-        seq += " " + spellings(trie[child].children[0].first);
+        text += canonical(trie[child].children[0].first);
         child = trie[child].children[0].second;
       }
-      alts.push_back(seq + " " + rest(child));
+      if (trie[child].children.empty())  // the string ends here
+        alts.push_back("\"" + text + "\\\"\"");
+      else
+        alts.push_back("\"" + text + "\" " + rest(child));
     }
     return alts.size() == 1 ? alts[0] : rules.add(fmt::format("{}-s", hint), join(alts, " | "));
   };
@@ -457,7 +472,9 @@ std::string primitive(RuleSet& rules, const std::string& name) {
     rules.define(n, body);
   };
   if (name == "ws") {
-    fixed(name, fmt::format("[ \\t\\n\\r]{{0,{}}}", kMaxWhitespace));
+    // Nothing, one space, or a line break and its indentation: what compact and pretty-printed
+    // JSON use, and no run a model can loop on.
+    fixed(name, fmt::format("(\" \" | \"\\n\" [ \\t]{{0,{}}})?", kMaxIndent));
   } else if (name == "char") {
     // Unescaped (all but ", \ and controls), a two-character escape, \uXXXX outside the
     // surrogates, or a surrogate pair: one decoded code point each.

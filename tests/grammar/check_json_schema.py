@@ -1,9 +1,14 @@
-"""Reference test for json_schema_to_gbnf: for many schemas, generates (seeded) JSON texts that
-are valid, nearly valid (mutated by a character, re-spelled with escapes and whitespace) or random,
-runs grammar_driver to ask the grammar which it accepts, and compares every answer with Python's
+"""Reference test for json_schema_to_gbnf: for many schemas, generates (seeded, in
+json_schema_cases.py) JSON texts that are valid, nearly valid (mutated by a character, re-spelled
+with escapes and whitespace) or random, runs grammar_driver to ask the grammar which it accepts, and compares every answer with Python's
 own verdict: json.loads plus the jsonschema package (Draft 2020-12), with the deliberate narrowings
 json_schema.h documents stated here independently:
-  - at most 20 whitespace characters in a row outside strings;
+  - whitespace outside strings: each run nothing, one space, or a line feed followed by at most 20
+    spaces or tabs;
+  - strings the schema fixes (keys listed in `properties` or `required`, enum and const strings,
+    keys inside enum/const values) only in their canonical spelling, json.dumps(s,
+    ensure_ascii=False); the text is re-parsed with its spellings kept to check that; strings the
+    model writes (type string, pattern, format, extra keys) in any spelling;
   - no escaped lone surrogates; texts with duplicate keys are not compared (JSON leaves them open);
   - "integer" means an integer literal (no fraction or exponent);
   - enum/const: numbers as json.dumps writes them, objects in the schema's key order;
@@ -15,7 +20,6 @@ json_schema.h documents stated here independently:
 
 usage: /usr/bin/python3 check_json_schema.py PATH/TO/grammar_driver [SEED]"""
 import calendar
-import copy
 import decimal
 import json
 import os
@@ -33,11 +37,13 @@ except ImportError:
              "(scripts/setup.sh installs it)")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from json_schema_cases import CASES, ERROR_CASES, random_case  # noqa: E402
+from json_schema_cases import CASES, ERROR_CASES, random_case, texts_for  # noqa: E402
 
-MAX_WS = 20
+MAX_INDENT = 20  # spaces or tabs after a line feed between tokens
 RANDOM_SCHEMAS = 300
-WS = " \t\n\r"
+WS_RUN = re.compile(r"[ \t\n\r]+")
+WS_OK = re.compile(r"(?: |\n[ \t]{0,%d})?" % MAX_INDENT)
+STRING_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 # --- parsing with the spellings kept ---
@@ -91,40 +97,82 @@ def has_surrogate(v):
 
 
 def whitespace_ok(text):
-    run, in_string, escaped = 0, False, False
-    for c in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-            continue
-        if c in WS:
-            run += 1
-            if run > MAX_WS:
-                return False
-            continue
-        run = 0
-        in_string = c == '"'
-    return True
+    """Each whitespace run between tokens (outside strings): nothing, " ", or "\n" and an indent."""
+    return all(WS_OK.fullmatch(run) for part in STRING_TOKEN.split(text)
+               for run in WS_RUN.findall(part))
+
+
+class RawStr(str):
+    """A decoded string that remembers how the text spelled it (quotes included)."""
+    def __new__(cls, raw):
+        v = str.__new__(cls, json.loads(raw))
+        v.raw = raw
+        return v
+
+
+class RawDict(dict):
+    """An object whose raw_keys maps each decoded key to its spelling in the text."""
+
+
+TOKEN = re.compile(r'[ \t\n\r]*(?:("(?:[^"\\]|\\.)*")|(-?[0-9][0-9.eE+-]*)|(true|false|null)|([][{},:]))')
+
+
+def parse_spelled(text):
+    """A text json.loads accepted, parsed again keeping every string's and number's spelling:
+    RawStr, RawDict keys, RawInt, RawDec (what the spelling checks compare)."""
+    tokens = [m.groups() for m in TOKEN.finditer(text)]
+    at = 0
+
+    def value():
+        nonlocal at
+        string, number, word, punct = tokens[at]
+        at += 1
+        if string is not None:
+            return RawStr(string)
+        if number is not None:
+            return RawInt(number) if re.fullmatch(r"-?[0-9]+", number) else RawDec(number)
+        if word is not None:
+            return {"true": True, "false": False, "null": None}[word]
+        if punct == "[":
+            out = []
+            while tokens[at][3] != "]":
+                out.append(value())
+                at += tokens[at][3] == ","
+            at += 1
+            return out
+        out = RawDict()
+        out.raw_keys = {}
+        while tokens[at][3] != "}":
+            key = RawStr(tokens[at][0])
+            at += 2  # the key and ":"
+            out[str(key)] = value()
+            out.raw_keys[str(key)] = key.raw
+            at += tokens[at][3] == ","
+        at += 1
+        return out
+    return value()
 
 
 # --- the validator: jsonschema with this converter's documented choices ---
 
 def canon_instance(v):
-    if isinstance(v, (RawInt, RawDec)):
+    """The value as the text spelled it (strings and keys too), whitespace left out."""
+    if isinstance(v, (RawInt, RawDec, RawStr)):
         return v.raw
     if isinstance(v, list):
         return "[" + ",".join(canon_instance(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + canon_instance(x)
-                              for k, x in v.items()) + "}"
+    if isinstance(v, RawDict):
+        return "{" + ",".join(v.raw_keys[k] + ":" + canon_instance(x) for k, x in v.items()) + "}"
     return json.dumps(v, ensure_ascii=False)
 
 
+def canonical_spelling(s):
+    """Raw where JSON allows, else \\" \\\\ \\b \\f \\n \\r \\t, else \\u00xx in lowercase."""
+    return json.dumps(s, ensure_ascii=False)
+
+
 def canon_schema_value(v):
+    """enum/const values as the grammar spells them: strings and keys canonically."""
     return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -257,10 +305,27 @@ def with_order(base_name):
     return check
 
 
+def with_listed_spelling(base_name):
+    """properties / required: besides the base check, each listed key present is spelled
+    canonically (a key listed in one anyOf branch and not another is free in the other)."""
+    base = jsonschema.Draft202012Validator.VALIDATORS[base_name]
+
+    def check(validator, value, instance, schema):
+        yield from base(validator, value, instance, schema)
+        if isinstance(instance, RawDict):
+            for k in value:
+                if k in instance and instance.raw_keys[k] != canonical_spelling(k):
+                    yield jsonschema.ValidationError(
+                        f"listed key {k!r} spelled {instance.raw_keys[k]}, not canonically")
+    return check
+
+
 TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
     "integer", lambda checker, x: isinstance(x, int) and not isinstance(x, bool))
 CHECKS = {"enum": enum_check, "const": const_check, "pattern": pattern_check, "format": format_check}
-Values = validators.extend(jsonschema.Draft202012Validator, validators=CHECKS, type_checker=TYPES)
+Values = validators.extend(jsonschema.Draft202012Validator, validators={
+    **CHECKS, **{k: with_listed_spelling(k) for k in ("properties", "required")}},
+    type_checker=TYPES)
 Ordered = validators.extend(jsonschema.Draft202012Validator, validators={
     **CHECKS, **{k: with_order(k) for k in ("properties", "required", "additionalProperties")}},
     type_checker=TYPES)
@@ -286,189 +351,20 @@ def verdict(case, text):
     """True/False, or None when the text is outside what is compared (duplicate keys, a schema
     jsonschema cannot decide)."""
     try:
-        value = json.loads(text, parse_int=RawInt, parse_float=RawDec,
-                           parse_constant=no_constant, object_pairs_hook=pairs_hook)
+        json.loads(text, parse_constant=no_constant, object_pairs_hook=pairs_hook)
     except Duplicate:
         return None
     except (ValueError, RecursionError):
         return False
-    if not whitespace_ok(text) or has_surrogate(value):
+    if not whitespace_ok(text):
         return False
     try:
+        value = parse_spelled(text)
+        if has_surrogate(value):
+            return False
         return case["values"].is_valid(value) and case["order"].is_valid(value)
     except RecursionError:  # a $ref cycle the grammar never reaches (e.g. under maxItems 0)
         return None
-
-
-# --- texts ---
-
-ALPHABET = "az AZ09_-\"\\/\n\x01\x1f\u007fé中😀\u2028"
-STRING_CHARS = [c for c in ALPHABET]
-
-
-def spell_string(rng, s):
-    out = ['"']
-    for c in s:
-        cp = ord(c)
-        short = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b",
-                 "\f": "\\f", "/": "\\/"}
-        r = rng.random()
-        if cp > 0xFFFF and r < 0.3:
-            v = cp - 0x10000
-            pair = "\\u%04x\\u%04x" % (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF))
-            out.append(pair.upper().replace("\\U", "\\u") if rng.random() < 0.5 else pair)
-        elif cp <= 0xFFFF and (cp < 0x20 or r < 0.1):
-            esc = "\\u%04x" % cp
-            out.append(esc.upper().replace("\\U", "\\u") if rng.random() < 0.5 else esc)
-        elif c in short and (c in '"\\\n\r\t\b\f' or r < 0.3):
-            out.append(short[c])
-        else:
-            out.append(c)
-    out.append('"')
-    return "".join(out)
-
-
-def ws(rng):
-    r = rng.random()
-    if r < 0.6:
-        return ""
-    if r < 0.97:
-        return "".join(rng.choice(WS) for _ in range(rng.randint(1, 3)))
-    return "".join(rng.choice(WS) for _ in range(rng.choice([MAX_WS, MAX_WS + 1])))
-
-
-def spell_number(rng, v):
-    if isinstance(v, int):
-        return str(v)
-    d = decimal.Decimal(v)
-    forms = [str(v), format(d, "f"), format(d, "e").replace("+", ""), format(d, "E")]
-    return rng.choice([f for f in forms if re.fullmatch(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?", f)]
-                      or [str(v)])
-
-
-def serialize(rng, v):
-    if v is None or isinstance(v, bool):
-        return json.dumps(v)
-    if isinstance(v, (int, float, decimal.Decimal)):
-        return spell_number(rng, v)
-    if isinstance(v, str):
-        return spell_string(rng, v)
-    if isinstance(v, list):
-        if not v:
-            return "[" + ws(rng) + "]"
-        return "[" + ws(rng) + ("," ).join(serialize(rng, x) + ws(rng) for x in v) + "]"
-    items = [spell_string(rng, k) + ws(rng) + ":" + ws(rng) + serialize(rng, x) for k, x in v.items()]
-    if not items:
-        return "{" + ws(rng) + "}"
-    return "{" + ws(rng) + ",".join(i + ws(rng) for i in items) + "}"
-
-
-def random_value(rng, depth=0):
-    r = rng.random()
-    if depth > 2 or r < 0.5:
-        return rng.choice([None, True, False, 0, -1, 7, 1.5, -0.25, 123456789012, "", "a",
-                           rng.choice(STRING_CHARS) * rng.randint(0, 3)])
-    if r < 0.75:
-        return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
-    return {rng.choice(["a", "b", "c", "x", "id", "é"]): random_value(rng, depth + 1)
-            for _ in range(rng.randint(0, 3))}
-
-
-def resolve(root, ref):
-    node = root
-    for token in ref.lstrip("#").split("/")[1:]:
-        node = node[token.replace("~1", "/").replace("~0", "~")]
-    return node
-
-
-def generate(rng, root, s, depth=0):
-    """A value meant to be valid under s (a guess: the oracle decides)."""
-    if s is True or s == {} or depth > 6:
-        return random_value(rng, 2) if depth > 6 else random_value(rng)
-    if s is False:
-        return None
-    if "$ref" in s:
-        return generate(rng, root, resolve(root, s["$ref"]), depth + 1)
-    for key in ("anyOf", "oneOf"):
-        if key in s:
-            branch = rng.choice(s[key])
-            if isinstance(branch, bool):
-                return generate(rng, root, branch, depth + 1)
-            return generate(rng, root, {**{k: v for k, v in s.items() if k != key}, **branch}, depth + 1)
-    if "allOf" in s:
-        merged = {}
-        for part in s["allOf"]:
-            merged.update(part)
-        return generate(rng, root, merged, depth + 1)
-    if "const" in s:
-        return copy.deepcopy(s["const"])
-    if "enum" in s:
-        return copy.deepcopy(rng.choice(s["enum"]))
-    types = s.get("type", ["object", "array", "string", "integer", "number", "boolean", "null"])
-    t = rng.choice(types if isinstance(types, list) else [types])
-    if t == "null":
-        return None
-    if t == "boolean":
-        return rng.random() < 0.5
-    if t in ("integer", "number"):
-        lo = s.get("minimum", s.get("exclusiveMinimum", -200))
-        hi = s.get("maximum", s.get("exclusiveMaximum", 200))
-        if t == "integer":
-            lo, hi = int(lo) - 1, int(hi) + 1
-            return rng.randint(min(lo, hi), max(lo, hi))
-        return rng.choice([round(rng.uniform(lo - 1, hi + 1), rng.randint(0, 3)), 0, 0.0, lo, hi])
-    if t == "string":
-        if "format" in s:
-            return "x"  # (the case's samples are the real ones)
-        n = rng.randint(s.get("minLength", 0), s.get("maxLength", s.get("minLength", 0) + 5))
-        return "".join(rng.choice(STRING_CHARS) for _ in range(n))
-    if t == "array":
-        prefix = s.get("prefixItems", [])
-        n = rng.randint(s.get("minItems", 0), s.get("maxItems", max(len(prefix), s.get("minItems", 0)) + 3))
-        items = s.get("items", True)
-        return [generate(rng, root, prefix[i] if i < len(prefix) else items, depth + 1) for i in range(n)]
-    props = s.get("properties", {})
-    required = s.get("required", [])
-    out = {}
-    for k, sub in props.items():
-        if k in required or rng.random() < 0.6:
-            out[k] = generate(rng, root, sub, depth + 1)
-    extra = s.get("additionalProperties", True)
-    for r in required:
-        if r not in out:
-            out[r] = generate(rng, root, extra, depth + 1)
-    if extra is not False and rng.random() < 0.4:
-        for _ in range(rng.randint(1, 2)):
-            out[rng.choice(["zz", "extra", "a", "é"])] = generate(rng, root, extra, depth + 1)
-    return out
-
-
-def mutate(rng, text):
-    if not text:
-        return rng.choice(ALPHABET)
-    i = rng.randrange(len(text))
-    r = rng.random()
-    junk = rng.choice(list(ALPHABET) + ["{", "}", "[", "]", ",", ":", "0", "1", "-", ".", "e", "u",
-                                        "null", "true", "\\u00", " " * 21])
-    if r < 0.3:
-        return text[:i] + text[i + 1:]
-    if r < 0.6:
-        return text[:i] + junk + text[i:]
-    if r < 0.85:
-        return text[:i] + junk + text[i + 1:]
-    j = rng.randrange(len(text))
-    a, b = min(i, j), max(i, j)
-    return text[:a] + text[a:b] * 2 + text[b:]
-
-
-def texts_for(rng, case):
-    schema = case["schema"]
-    values = [generate(rng, schema, schema) for _ in range(120)] + list(case.get("samples", []))
-    texts = [serialize(rng, v) for v in values for _ in range(2)]
-    texts += [mutate(rng, rng.choice(texts)) for _ in range(250)]
-    texts += [serialize(rng, random_value(rng)) for _ in range(40)]
-    texts += list(case.get("texts", []))
-    return list(dict.fromkeys(texts))
 
 
 def run_driver(driver, cases):

@@ -3,7 +3,13 @@ optional samples (values to spell and mutate besides the generated ones), texts 
 order_schema (the property order to check, when allOf or anyOf siblings make the schema's own
 per-part order not the merged one). ERROR_CASES: schemas the converter must refuse, with
 substrings the message must hold. random_case(): a random schema of the kinds the oracle
-decides exactly (no allOf over objects, no anyOf beside object keywords)."""
+decides exactly (no allOf over objects, no anyOf beside object keywords). texts_for(): the texts
+to compare on for a case: values generated from the schema, spelled with random whitespace (mostly
+allowed runs, now and then rejected ones) and strings (listed keys and enum/const strings mostly
+canonical, free strings in any spelling), mutations of them, random values."""
+import decimal
+import json
+import re
 
 NODE = {"type": "object",
         "properties": {"v": {"type": "integer", "minimum": -3, "maximum": 3},
@@ -27,7 +33,9 @@ CASES = [
                                "tags": {"type": "array", "items": {"type": "string"}}},
                 "required": ["name", "age", "tags"], "additionalProperties": False},
      "texts": ['{"name":"x","age":1,"tags":[]}', '{"age":1,"name":"x","tags":[]}',
-               '{"n\\u0061me":"x","age":1,"tags":["\\ud83d\\ude00"]}', '{"name":"x","age":1.0,"tags":[]}',
+               '{"n\\u0061me":"x","age":1,"tags":["\\ud83d\\ude00"]}',
+               '{"name":"\\u0078","age":1,"tags":["\\ud83d\\ude00"]}', '{"\\u0063ity":"x","age":1,"tags":[]}',
+               '{"name":"x","age":1.0,"tags":[]}',
                '{"name":"x","age":1,"tags":[],"name":"y"}']},
     {"name": "optional properties, extras allowed",
      "schema": {"type": "object",
@@ -55,8 +63,25 @@ CASES = [
      "schema": {"type": "object",
                 "properties": {"é": {"type": "integer"}, "a\"b": {"type": "null"}, "😀": {"type": "boolean"}},
                 "required": ["é"]},
-     "texts": ['{"\\u00e9":1}', '{"\\u00E9":1,"a\\"b":null}', '{"é":1,"\\ud83d\\ude00":true}',
-               '{"é":1,"\\uD83D\\uDE00":true}', '{"é":1,"😀":true,"e":0}', '{"é":1,"\\u00e9":2}']},
+     "texts": ['{"\\u00e9":1}', '{"\\u00E9":1,"a\\"b":null}', '{"é":1,"a\\"b":null}', '{"é":1,"a\\u0022b":null}',
+               '{"é":1,"\\ud83d\\ude00":true}', '{"é":1,"😀":true}', '{"é":1,"\\uD83D\\uDE00":true}',
+               '{"é":1,"😀":true,"e":0}', '{"é":1,"😀":true,"\\u0065":0}', '{"é":1,"\\u00e9":2}']},
+    {"name": "fixed strings that need escapes",
+     "schema": {"type": "object",
+                "properties": {"a/b": {"enum": ["x/y", "q\"\\", "t\tn\nb\bf\fr\r", "\u0001\u001f\u001b", "\u007f\u2028",
+                                                 "😀", ""]},
+                               "k\u001b": {"const": {"c\r": ["\b\f", "/"]}},
+                               "é\"\n": {"type": "string"}},
+                "required": ["a/b"], "additionalProperties": {"type": "integer"}},
+     "texts": ['{"a/b":"x/y"}', '{"a\\/b":"x/y"}', '{"a/b":"x\\/y"}', '{"a/b":"q\\"\\\\"}', '{"a/b":"q\\u0022\\\\"}',
+               '{"a/b":"t\\tn\\nb\\bf\\fr\\r"}', '{"a/b":"t\\u0009n\\nb\\bf\\fr\\r"}',
+               '{"a/b":"\\u0001\\u001f\\u001b"}', '{"a/b":"\\u0001\\u001F\\u001b"}',
+               '{"a/b":"\u007f\u2028"}', '{"a/b":"\\u007f\u2028"}', '{"a/b":"\u007f\\u2028"}',
+               '{"a/b":"😀"}', '{"a/b":"\\ud83d\\ude00"}', '{"a/b":""}',
+               '{"a/b":"","k\\u001b":{"c\\r":["\\b\\f","/"]}}', '{"a/b":"","k\\u001B":{"c\\r":["\\b\\f","/"]}}',
+               '{"a/b":"","k\\u001b":{"c\\u000d":["\\b\\f","/"]}}', '{"a/b":"","k\\u001b":{"c\\r":["\\b\\f","\\/"]}}',
+               '{"a/b":"","é\\"\\n":"\\u00e9\\/"}', '{"a/b":"","\\u00e9\\"\\n":"x"}', '{"a/b":"","a\\/b":1}',
+               '{"a/b":"","a\\/c":1}']},
     {"name": "items bounded",
      "schema": {"type": "array", "items": {"type": "integer", "minimum": -5, "maximum": 5}, "minItems": 1,
                 "maxItems": 4},
@@ -77,7 +102,8 @@ CASES = [
     {"name": "empty string only", "schema": {"type": "string", "maxLength": 0}, "texts": ['""', '"a"']},
     {"name": "enum of mixed values",
      "schema": {"enum": ["red", "grün", 1, 2.5, None, True, [1, "a"], {"k": "v", "a": []}]},
-     "texts": ['"red"', '"r\\u0065d"', '"gr\\u00fcn"', "1", "1.0", "2.5", "2.50", "null", "true", "false",
+     "texts": ['"red"', '"r\\u0065d"', '"grün"', '"gr\\u00fcn"', '[1,"\\u0061"]', '{"\\u006b":"v","a":[]}',
+               "1", "1.0", "2.5", "2.50", "null", "true", "false",
                '[1,"a"]', '[ 1 , "a" ]', '{"k":"v","a":[]}', '{"a":[],"k":"v"}']},
     {"name": "const object", "schema": {"const": {"a": 1, "b": [True, None]}},
      "texts": ['{"a":1,"b":[true,null]}', '{"b":[true,null],"a":1}', '{"a":1}']},
@@ -215,7 +241,7 @@ ERROR_CASES = [
 
 # --- random schemas ---
 
-NAMES = ["a", "b", "c", "id", "é"]
+NAMES = ["a", "b", "c", "id", "é", "a/\t"]
 
 
 def random_scalar(rng):
@@ -247,9 +273,10 @@ def random_scalar(rng):
             s["format"] = rng.choice(["date", "time", "uuid"])
         return s
     if r < 0.7:
-        return {"enum": rng.sample([None, True, 0, -1, 2.5, "a", "é", "", [1], {"a": None}], rng.randint(1, 4))}
+        return {"enum": rng.sample([None, True, 0, -1, 2.5, "a", "é", "", "/\n\u001f", [1], {"a": None}],
+                                   rng.randint(1, 4))}
     if r < 0.75:
-        return {"const": rng.choice([None, 1, "x", [], {}])}
+        return {"const": rng.choice([None, 1, "x", "q\"\u0001", [], {}, {"\té": ["/"]}])}
     if r < 0.85:
         return {"type": rng.choice(["boolean", "null", ["null", "integer"], ["string", "boolean"]])}
     if r < 0.92:
@@ -306,3 +333,209 @@ def random_case(rng, i):
             schema = {"anyOf": [schema]}
         schema["$defs"] = defs
     return {"name": f"random schema {i}", "schema": schema, "random": True}
+
+
+# --- texts: generated (meant valid), mutated and random, spelled in many ways ---
+
+INDENT = 20  # json_schema.h: at most 20 spaces or tabs after a line feed between tokens
+
+ALPHABET = "az AZ09_-\"\\/\n\x01\x1f\u007fé中😀\u2028"
+STRING_CHARS = [c for c in ALPHABET]
+
+
+class Fixed(str):
+    """A string the schema fixes (a listed key, an enum or const string): the grammar takes only
+    its canonical spelling."""
+
+
+def fixed(v):
+    """An enum/const value with its strings and keys marked Fixed."""
+    if isinstance(v, str):
+        return Fixed(v)
+    if isinstance(v, list):
+        return [fixed(x) for x in v]
+    if isinstance(v, dict):
+        return {Fixed(k): fixed(x) for k, x in v.items()}
+    return v
+
+
+SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b",
+         "\f": "\\f", "/": "\\/"}
+
+
+def other_spellings(c):
+    """The spellings of one character besides its canonical one (json.dumps's)."""
+    cp = ord(c)
+    units = [cp] if cp <= 0xFFFF else [0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + (cp & 0x3FF)]
+    escape = "".join("\\u%04x" % u for u in units)
+    forms = {escape, escape.upper().replace("\\U", "\\u"), SHORT.get(c, escape)}
+    if cp >= 0x20 and c not in '"\\':
+        forms.add(c)
+    return sorted(forms - {json.dumps(c, ensure_ascii=False)[1:-1]})
+
+
+def spell_string(rng, s):
+    """A free string: each character canonically or, one time in four, spelled otherwise."""
+    return '"' + "".join(rng.choice(other_spellings(c)) if rng.random() < 0.25 and other_spellings(c)
+                         else json.dumps(c, ensure_ascii=False)[1:-1] for c in s) + '"'
+
+
+def spell_fixed(rng, s):
+    """A fixed string: canonically, or now and then with one character spelled otherwise (which
+    the grammar must reject)."""
+    chars = [i for i, c in enumerate(s) if other_spellings(c)]  # not "" nor only U+0001-like ones
+    if rng.random() < 0.95 or not chars:
+        return json.dumps(s, ensure_ascii=False)
+    i = rng.choice(chars)
+    return (json.dumps(s[:i], ensure_ascii=False)[:-1] + rng.choice(other_spellings(s[i])) +
+            json.dumps(s[i + 1:], ensure_ascii=False)[1:])
+
+
+def spell(rng, s):
+    return spell_fixed(rng, s) if isinstance(s, Fixed) else spell_string(rng, s)
+
+
+def ws(rng):
+    """Whitespace between tokens: mostly what the grammar allows, now and then a run it rejects."""
+    r, indent = rng.random(), lambda n: "\n" + "".join(rng.choice(" \t") for _ in range(n))
+    if r < 0.985:
+        return "" if r < 0.5 else " " if r < 0.75 else indent(rng.randint(0, 4) if r < 0.95 else INDENT)
+    return rng.choice(["  ", "\t", "\r", "\r\n", "\n\n", " \n", "\n \n", indent(INDENT + 1), indent(40)])
+
+
+def spell_number(rng, v):
+    if isinstance(v, int):
+        return str(v)
+    d = decimal.Decimal(v)
+    forms = [str(v), format(d, "f"), format(d, "e").replace("+", ""), format(d, "E")]
+    return rng.choice([f for f in forms if re.fullmatch(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?", f)]
+                      or [str(v)])
+
+
+def serialize(rng, v):
+    if v is None or isinstance(v, bool):
+        return json.dumps(v)
+    if isinstance(v, (int, float, decimal.Decimal)):
+        return spell_number(rng, v)
+    if isinstance(v, str):
+        return spell(rng, v)
+    if isinstance(v, list):
+        items = [serialize(rng, x) for x in v]
+        opening, closing = "[", "]"
+    else:
+        items = [spell(rng, k) + ws(rng) + ":" + ws(rng) + serialize(rng, x) for k, x in v.items()]
+        opening, closing = "{", "}"
+    # opening ws (item ws ("," ws item ws)*)? closing, each ws drawn anew
+    return opening + ws(rng) + "".join(("," + ws(rng) if i else "") + item + ws(rng)
+                                       for i, item in enumerate(items)) + closing
+
+
+def random_value(rng, depth=0):
+    r = rng.random()
+    if depth > 2 or r < 0.5:
+        return rng.choice([None, True, False, 0, -1, 7, 1.5, -0.25, 123456789012, "", "a",
+                           rng.choice(STRING_CHARS) * rng.randint(0, 3)])
+    if r < 0.75:
+        return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {rng.choice(["a", "b", "c", "x", "id", "é"]): random_value(rng, depth + 1)
+            for _ in range(rng.randint(0, 3))}
+
+
+def resolve(root, ref):
+    node = root
+    for token in ref.lstrip("#").split("/")[1:]:
+        node = node[token.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def generate(rng, root, s, depth=0):
+    """A value meant to be valid under s (a guess: the oracle decides)."""
+    if s is True or s == {} or depth > 6:
+        return random_value(rng, 2) if depth > 6 else random_value(rng)
+    if s is False:
+        return None
+    if "$ref" in s:
+        return generate(rng, root, resolve(root, s["$ref"]), depth + 1)
+    for key in ("anyOf", "oneOf"):
+        if key in s:
+            branch = rng.choice(s[key])
+            if isinstance(branch, bool):
+                return generate(rng, root, branch, depth + 1)
+            return generate(rng, root, {**{k: v for k, v in s.items() if k != key}, **branch}, depth + 1)
+    if "allOf" in s:
+        merged = {}
+        for part in s["allOf"]:
+            merged.update(part)
+        return generate(rng, root, merged, depth + 1)
+    if "const" in s:
+        return fixed(s["const"])
+    if "enum" in s:
+        return fixed(rng.choice(s["enum"]))
+    types = s.get("type", ["object", "array", "string", "integer", "number", "boolean", "null"])
+    t = rng.choice(types if isinstance(types, list) else [types])
+    if t == "null":
+        return None
+    if t == "boolean":
+        return rng.random() < 0.5
+    if t in ("integer", "number"):
+        lo = s.get("minimum", s.get("exclusiveMinimum", -200))
+        hi = s.get("maximum", s.get("exclusiveMaximum", 200))
+        if t == "integer":
+            lo, hi = int(lo) - 1, int(hi) + 1
+            return rng.randint(min(lo, hi), max(lo, hi))
+        return rng.choice([round(rng.uniform(lo - 1, hi + 1), rng.randint(0, 3)), 0, 0.0, lo, hi])
+    if t == "string":
+        if "format" in s:
+            return "x"  # (the case's samples are the real ones)
+        n = rng.randint(s.get("minLength", 0), s.get("maxLength", s.get("minLength", 0) + 5))
+        return "".join(rng.choice(STRING_CHARS) for _ in range(n))
+    if t == "array":
+        prefix = s.get("prefixItems", [])
+        n = rng.randint(s.get("minItems", 0), s.get("maxItems", max(len(prefix), s.get("minItems", 0)) + 3))
+        items = s.get("items", True)
+        return [generate(rng, root, prefix[i] if i < len(prefix) else items, depth + 1) for i in range(n)]
+    props = s.get("properties", {})
+    required = s.get("required", [])
+    out = {}
+    for k, sub in props.items():
+        if k in required or rng.random() < 0.6:
+            out[Fixed(k)] = generate(rng, root, sub, depth + 1)
+    extra = s.get("additionalProperties", True)
+    for r in required:
+        if r not in out:
+            out[Fixed(r)] = generate(rng, root, extra, depth + 1)
+    if extra is not False and rng.random() < 0.4:
+        for _ in range(rng.randint(1, 2)):
+            out[rng.choice(["zz", "extra", "a", "é"])] = generate(rng, root, extra, depth + 1)
+    return out
+
+
+def mutate(rng, text):
+    if not text:
+        return rng.choice(ALPHABET)
+    i = rng.randrange(len(text))
+    r = rng.random()
+    junk = rng.choice(list(ALPHABET) + ["{", "}", "[", "]", ",", ":", "0", "1", "-", ".", "e", "u",
+                                        "null", "true", "\\u00", " " * 21, "  ", "\r\n", "\n\n",
+                                        "\n" + " " * 21])
+    if r < 0.3:
+        return text[:i] + text[i + 1:]
+    if r < 0.6:
+        return text[:i] + junk + text[i:]
+    if r < 0.85:
+        return text[:i] + junk + text[i + 1:]
+    j = rng.randrange(len(text))
+    a, b = min(i, j), max(i, j)
+    return text[:a] + text[a:b] * 2 + text[b:]
+
+
+def texts_for(rng, case):
+    schema = case["schema"]
+    # Samples: every string marked fixed, so that listed keys are mostly canonical (a free string
+    # spelled canonically is valid too).
+    values = [generate(rng, schema, schema) for _ in range(120)] + [fixed(v) for v in case.get("samples", [])]
+    texts = [ws(rng) + serialize(rng, v) + ws(rng) for v in values for _ in range(2)]
+    texts += [mutate(rng, rng.choice(texts)) for _ in range(250)]
+    texts += [serialize(rng, random_value(rng)) for _ in range(40)]
+    texts += list(case.get("texts", []))
+    return list(dict.fromkeys(texts))

@@ -1,10 +1,12 @@
 // json_schema_to_gbnf: each schema's grammar (parsed by parse_gbnf, run by the Matcher) against
 // lists of valid and invalid texts, and exhaustively where the language is small: every integer
 // in [-1100, 1100] against many bounds, every key order of optional properties, every array
-// length, every day of chosen years. The errors name the keyword and its path.
-// check_json_schema.py compares far more texts with Python's jsonschema.
+// length, every day of chosen years, every place whitespace may go; fixed strings (keys, enum
+// values) in their one canonical spelling, free ones in all. The errors name the keyword and its
+// path. check_json_schema.py compares far more texts with Python's jsonschema.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <string>
@@ -259,18 +261,59 @@ TEST(JsonSchemaStrings, UnsupportedPatternsAreErrors) {
   }
 }
 
-TEST(JsonSchemaEnums, AnyJsonValueInAnySpellingOfItsStrings) {
-  expect_language(
-      R"({"enum":["red","grün",1,2.5,null,true,[1,"a"],{"k":"v","a":[]}]})",
-      {R"("red")", R"("r\u0065d")", R"("gr\u00FCn")", "1", "2.5", "null", "true", R"([ 1 , "a" ])",
-       R"({"k":"v","a":[]})", R"( { "k" : "v" , "a" : [ ] } )"},
-      {R"("blue")", "1.0", "2.50", "false", R"(["a",1])", R"({"a":[],"k":"v"})", R"({"k":"v"})"});
-  expect_language(R"({"const":"x\ny"})", {R"("x\ny")", R"("x\u000Ay")"}, {R"("xy")"});
+TEST(JsonSchemaEnums, AnyJsonValueWithItsStringsCanonicallySpelled) {
+  expect_language(R"({"enum":["red","grün",1,2.5,null,true,[1,"a"],{"k":"v","a":[]}]})",
+                  {R"("red")", R"("grün")", "1", "2.5", "null", "true", R"([ 1 , "a" ])",
+                   R"({"k":"v","a":[]})", R"( { "k" : "v" , "a" : [ ] } )"},
+                  {R"("blue")", R"("r\u0065d")", R"("gr\u00FCn")", R"("gr\u00fcn")",
+                   R"([1,"\u0061"])", R"({"\u006b":"v","a":[]})", R"({"k":"\u0076","a":[]})", "1.0",
+                   "2.50", "false", R"(["a",1])", R"({"a":[],"k":"v"})", R"({"k":"v"})"});
+  expect_language(R"({"const":"x\ny"})", {R"("x\ny")"},
+                  {R"("x\u000Ay")", R"("x\u000ay")", R"("xy")"});
   expect_language(R"({"type":"string","enum":["a",1,"b"]})", {R"("a")", R"("b")"}, {"1"});
   expect_language(R"({"type":["integer","null"],"enum":[1,1.0,null,"x",2.5]})", {"1", "null"},
                   {"2.5", R"("x")"});
   EXPECT_NE(error_of(R"({"type":"string","enum":[1]})").find("no value of enum"),
             std::string::npos);
+}
+
+TEST(JsonSchemaEnums, OneCanonicalSpellingPerCharacter) {
+  // Raw where JSON allows it (U+007F, U+2028, astral and "/" too), else the short escape, else
+  // \u00xx in lowercase: Python's json.dumps(s, ensure_ascii=False).
+  struct Case {
+    const char* value;                   // the schema's string, as JSON
+    std::string canonical;               // the one text accepted
+    std::vector<std::string> spellings;  // the same string spelled otherwise
+  };
+  const std::vector<Case> cases = {
+      {R"("a\"b")", R"("a\"b")", {R"("a\u0022b")", R"("\u0061\"b")"}},
+      {R"("a\\b")", R"("a\\b")", {R"("a\u005cb")", R"("a\u005Cb")"}},
+      {R"("t\tb\bf\fn\nr\r")",
+       R"("t\tb\bf\fn\nr\r")",
+       {R"("t\u0009b\bf\fn\nr\r")", R"("t\tb\u0008f\fn\nr\r")", R"("t\tb\bf\u000cn\nr\r")",
+        R"("t\tb\bf\fn\u000ar\r")", R"("t\tb\bf\fn\nr\u000D")"}},
+      {R"("\u0001\u001f")", R"("\u0001\u001f")", {R"("\u0001\u001F")"}},
+      {R"("a/b")", R"("a/b")", {R"("a\/b")", R"("a\u002fb")"}},
+      {R"("\u007f\u2028")", "\"\x7f\u2028\"", {R"("\u007f\u2028")", "\"\x7f\\u2028\""}},
+      {R"("😀é")", R"("😀é")", {R"("\ud83d\ude00é")", R"("😀\u00e9")"}},
+      {R"("")", R"("")", {}},
+  };
+  for (const Case& c : cases) {
+    // The string as a const, one of an enum, a key inside a const, and a listed property's key.
+    const std::vector<std::pair<std::string, std::string>> forms = {
+        {fmt::format(R"({{"const":{}}})", c.value), "{}"},
+        {fmt::format(R"({{"enum":[{},"zz"]}})", c.value), "{}"},
+        {fmt::format(R"({{"const":[{{{}:1}}]}})", c.value), "[{{{}:1}}]"},
+        {fmt::format(R"({{"properties":{{{}:{{"const":1}}}},"additionalProperties":false}})",
+                     c.value),
+         "{{{}:1}}"},
+    };
+    for (const auto& [schema, text] : forms) {
+      std::vector<std::string> other;
+      for (const std::string& o : c.spellings) other.push_back(fmt::format(fmt::runtime(text), o));
+      expect_language(schema, {fmt::format(fmt::runtime(text), c.canonical)}, other);
+    }
+  }
 }
 
 // --- objects and arrays ---
@@ -317,18 +360,45 @@ TEST(JsonSchemaObjects, EveryKeySequenceAgainstRequiredAndExtras) {
   }
 }
 
-TEST(JsonSchemaObjects, KeysInEverySpellingAndExtrasNeverListed) {
+TEST(JsonSchemaObjects, ListedKeysCanonicalExtrasInEverySpellingButNeverListed) {
   const std::string schema =
       R"({"type":"object","properties":{"ab":{"type":"integer"},"é":{"type":"null"}},"additionalProperties":{"type":"string"}})";
   expect_language(schema,
-                  {R"({"ab":1})", R"({"\u0061b":1,"\u00E9":null})", R"({"a":"x","abc":"y","":"z"})",
-                   R"({"ab":1,"b":"","a\u0062c":""})", R"({"é":null,"e":"x"})"},
-                  {R"({"ab":"1"})", R"({"ab":1,"ab":2})", R"({"ab":1,"\u0061b":"x"})",
+                  {R"({"ab":1})", R"({"ab":1,"é":null})", R"({"a":"x","abc":"y","":"z"})",
+                   R"({"ab":1,"b":"","a\u0062c":""})", R"({"é":null,"e":"x"})",
+                   R"({"é":null,"\u0065":"x","\u00e9\u00E9":"y"})"},
+                  {R"({"\u0061b":1})", R"({"\u00E9":null})", R"({"\u00e9":null})", R"({"ab":"1"})",
+                   R"({"ab":1,"ab":2})", R"({"ab":1,"\u0061b":"x"})", R"({"ab":1,"\u00e9":"x"})",
                    R"({"\u00e9":null,"\u00e9":"x"})", R"({"x":"1","ab":1})", R"({"ab":1,})",
                    R"({,})", R"({"ab" 1})"});
+  // Keys listed only in `required` are fixed strings too.
   expect_language(R"({"type":"object","required":["id"],"additionalProperties":{"type":"string"}})",
-                  {R"({"id":"a"})", R"({"id":"a","x":"b"})"},
-                  {"{}", R"({"x":"b","id":"a"})", R"({"id":1})"});
+                  {R"({"id":"a"})", R"({"id":"a","x":"b"})", R"({"id":"a","\u0078":"b"})"},
+                  {"{}", R"({"x":"b","id":"a"})", R"({"id":1})", R"({"\u0069d":"a"})",
+                   R"({"id":"a","\u0069d":"b"})", R"({"id":"a","i\u0064":"b"})"});
+}
+
+TEST(JsonSchemaObjects, FixedStringsCanonicalFreeStringsInAnySpelling) {
+  // What a random model wrote before: "\u0063ity" as a key. Only the fixed strings (keys, enum
+  // values) are narrowed; what the model writes freely keeps every spelling.
+  const std::string schema = R"({"type":"object","properties":{
+      "city":{"enum":["Paris","Zürich"]},"note":{"type":"string"},"tag":{"type":"string","pattern":"^c"}},
+      "required":["city"],"additionalProperties":{"type":"string"}})";
+  expect_language(
+      schema,
+      {R"({"city":"Paris"})", R"({"city":"Zürich","note":"x"})",
+       R"({"city":"Paris","note":"\u0063\u00E9\n\/\ud83d\ude00","tag":"\u0063x"})",
+       R"({"city":"Paris","\u0063itx":"\u0079"})", R"({"city":"Paris","cit\u00fd":"y"})"},
+      {R"({"\u0063ity":"Paris"})", R"({"c\u0069ty":"Paris"})", R"({"city":"P\u0061ris"})",
+       R"({"city":"Z\u00fcrich"})", R"({"city":"Z\u00FCrich"})",
+       R"({"city":"Paris","\u0063ity":"x"})", R"({"city":"Paris","\u006eote":"x"})",
+       R"({"city":"Paris","note":"x","not\u0065":"y"})", R"({"city":"Paris","ta\u0067":"c"})"});
+  // A forced tool call's shape: the name is a const.
+  expect_language(R"({"type":"object","properties":{"name":{"const":"get_weather"},"arguments":{}},
+                      "required":["name","arguments"],"additionalProperties":false})",
+                  {R"({"name":"get_weather","arguments":{"\u0063ity":"Paris"}})"},
+                  {R"({"name":"get\u005fweather","arguments":{}})",
+                   R"({"n\u0061me":"get_weather","arguments":{}})"});
 }
 
 TEST(JsonSchemaObjects, PropertiesInTheOrderWritten) {
@@ -431,16 +501,37 @@ TEST(JsonSchemaCombinations, AnyOfOneOfAllOfAndTypeLists) {
       {"true", "false"}, {"1"});
 }
 
-TEST(JsonSchemaWhitespace, AtMost20CharactersBetweenTokens) {
-  Language accepts = schema_language(R"({"type":"object","properties":{"a":{"type":"array"}}})");
-  const std::string w20(20, ' '), w21(21, ' '), mixed = " \t\n\r \t\n\r \t\n\r \t\n\r \t\n\r";
-  EXPECT_TRUE(accepts(w20 + "{" + w20 + "\"a\"" + w20 + ":" + w20 + "[" + w20 + "1" + w20 + "]" +
-                      w20 + "}" + w20));
-  EXPECT_TRUE(accepts("{" + mixed + "}"));
+TEST(JsonSchemaWhitespace, NothingOneSpaceOrNewlineAndIndent) {
+  Language accepts = schema_language(
+      R"({"type":"object","properties":{"a":{"type":"array"},"b":{"enum":[[1,{"k":2}]]}}})");
+  // Every place whitespace may go (around the text, inside a listed member, an array, an enum
+  // value), each filled with the same run.
+  const auto spaced = [](const std::string& w) {
+    return w + "{" + w + "\"a\"" + w + ":" + w + "[" + w + "1" + w + "," + w + "{" + w + "\"x\"" +
+           w + ":" + w + "[" + w + "]" + w + "}" + w + "]" + w + "," + w + "\"b\"" + w + ":" + w +
+           "[" + w + "1" + w + "," + w + "{" + w + "\"k\"" + w + ":" + w + "2" + w + "}" + w + "]" +
+           w + "}" + w;
+  };
+  const std::string indent20(20, ' '), indent21(21, ' ');
+  for (const std::string& ok :
+       {std::string(), std::string(" "), std::string("\n"), std::string("\n    "),
+        std::string("\n\t\t"), std::string("\n \t \t"), "\n" + indent20})
+    EXPECT_TRUE(accepts(spaced(ok))) << spaced(ok);
   for (const std::string& bad :
-       {w21 + "{}", "{}" + w21, "{" + w21 + "}", "{\"a\"" + w21 + ":[]}", "{\"a\":[1" + w21 + "]}"})
-    EXPECT_FALSE(accepts(bad)) << bad;
-  EXPECT_FALSE(accepts("{\f}"));
+       {std::string("  "), std::string("\n\n"), std::string("\r\n"), "\n" + indent21,
+        std::string("\t"), std::string("\r"), std::string(" \n"), std::string("\n\r"),
+        std::string("\n  \n"), std::string("\f"), std::string("\v")}) {
+    EXPECT_FALSE(accepts(spaced(bad))) << spaced(bad);
+    // Once, anywhere outside a string: each place rejects the run on its own.
+    const std::string plain = spaced("");
+    for (std::size_t at = 0; at <= plain.size(); ++at) {
+      if (std::count(plain.begin(), plain.begin() + static_cast<long>(at), '"') % 2) continue;
+      const std::string text = plain.substr(0, at) + bad + plain.substr(at);
+      EXPECT_FALSE(accepts(text)) << text;
+    }
+  }
+  EXPECT_TRUE(accepts("{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"));  // json.dumps(indent=2)
+  EXPECT_FALSE(accepts("{\n  \"a\": [1]\n}\n\n"));
 }
 
 TEST(JsonSchemaErrors, NameTheKeywordAndThePath) {
@@ -488,7 +579,8 @@ TEST(JsonObjectGbnf, AnyObjectAndNothingElse) {
   for (const char* ok :
        {"{}", R"({"a":1,"b":[true,{"c":null}],"":"\u00e9"})", " {\n  \"a\": -1.5e3\n} "})
     EXPECT_TRUE(accepts(ok)) << ok;
-  for (const char* bad : {"[]", "1", R"("a")", "{", R"({"a"})", R"({"a":01})", R"({a:1})"})
+  for (const char* bad : {"[]", "1", R"("a")", "{", R"({"a"})", R"({"a":01})", R"({a:1})", "{\r\n}",
+                          R"({"a":1,  "b":2})"})
     EXPECT_FALSE(accepts(bad)) << bad;
 }
 
