@@ -283,6 +283,16 @@ bool keep_requested(const json& body, const ParsedRequest& r, std::size_t prompt
   return true;
 }
 
+// The page re-scores kept generations in the browser with the chain's other stages, which do
+// not include a grammar: a constrained generation kept there would be re-scored without its
+// mask, silently. Until the page has the grammar stage, keeping one is refused.
+void refuse_constrained_keep(const ParsedRequest& r) {
+  if (r.keep && !r.jobs.empty() && r.jobs[0].config.constraint)
+    bad("logitscope.keep",
+        "'logitscope.keep' cannot keep a constrained generation (response_format, tool_choice, "
+        "grammar or json_schema): the page would re-score it without the grammar");
+}
+
 int trace_top_n(const json& body) {
   const json* ext = field(body, "logitscope");
   if (ext == nullptr) return 0;
@@ -522,6 +532,7 @@ ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits,
       request_constraint(body, true, tools, limits, thinking, written);
   r.prompt_texts.push_back(text);
   r.keep = keep_requested(body, r, 1);
+  refuse_constrained_keep(r);
   return r;
 }
 
@@ -572,6 +583,7 @@ ParsedRequest parse_completion_request(const json& body, const ServerLimits& lim
     r.prompt_texts.push_back(text);
   }
   r.keep = keep_requested(body, r, prompts.size());
+  refuse_constrained_keep(r);
   if (r.keep && r.jobs[0].score_only)
     bad("max_tokens", "'logitscope.keep' needs a generation: 'max_tokens' must be at least 1");
   return r;

@@ -159,6 +159,8 @@ def test_errors(s):
         "type": "function", "function": {"name": "nope"}}}, "tool_choice.function.name", "nope")
     bad("tool_choice bad string", {"tools": [WEATHER], "tool_choice": "always"}, "tool_choice",
         "required")
+    bad("keep with a grammar", {"grammar": "root ::= \"a\"", "logitscope": {"keep": True}},
+        "logitscope.keep", "cannot keep a constrained generation", path=COMP)
     r = chat(s, response_format={"type": "text"}, max_tokens=2)
     c.check("response_format text: 200, unconstrained", r.status == 200, obj(r))
 
