@@ -15,20 +15,10 @@ namespace {
 // The characters of UTF-8 `text` as single-character elements.
 Sequence literal(std::string_view text, std::string_view origin) {
   Sequence out;
-  for (std::size_t i = 0; i < text.size();) {
-    const auto b0 = static_cast<unsigned char>(text[i]);
-    const int len = b0 < 0x80         ? 1
-                    : (b0 >> 5) == 6  ? 2
-                    : (b0 >> 4) == 14 ? 3
-                    : (b0 >> 3) == 30 ? 4
-                                      : 0;
-    if (len == 0 || i + len > text.size()) fail("{}: invalid UTF-8 in a literal", origin);
-    std::uint32_t cp = len == 1 ? b0 : b0 & (0x7Fu >> len);
-    for (int k = 1; k < len; ++k) cp = cp << 6 | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  for (std::uint32_t cp : utf8_to_code_points(text, fmt::format("{}: a literal", origin))) {
     Element e;
     e.ranges = {{cp, cp}};
     out.push_back(std::move(e));
-    i += static_cast<std::size_t>(len);
   }
   return out;
 }

@@ -435,7 +435,9 @@ class Parser {
   std::vector<std::size_t> first_use_;
 };
 
-std::string escape_char(std::uint32_t cp, bool in_class) {
+}  // namespace
+
+std::string escape_gbnf_char(std::uint32_t cp, bool in_class) {
   switch (cp) {
     case '\n':
       return "\\n";
@@ -461,7 +463,27 @@ std::string escape_char(std::uint32_t cp, bool in_class) {
   return cp <= 0xFFFF ? fmt::format("\\u{:04X}", cp) : fmt::format("\\U{:08X}", cp);
 }
 
-}  // namespace
+std::vector<std::uint32_t> utf8_to_code_points(std::string_view s, std::string_view what) {
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    const int len = b0 < 0x80         ? 1
+                    : (b0 >> 5) == 6  ? 2
+                    : (b0 >> 4) == 14 ? 3
+                    : (b0 >> 3) == 30 ? 4
+                                      : 0;
+    if (len == 0 || i + len > s.size()) fail("invalid UTF-8 in {}", what);
+    std::uint32_t cp = len == 1 ? b0 : b0 & (0x7Fu >> len);
+    for (int k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xC0) != 0x80) fail("invalid UTF-8 in {}", what);
+      cp = cp << 6 | (b & 0x3F);
+    }
+    out.push_back(cp);
+    i += static_cast<std::size_t>(len);
+  }
+  return out;
+}
 
 Grammar parse_gbnf(std::string_view text, std::string_view origin) {
   return Parser(text, origin).parse();
@@ -484,8 +506,8 @@ std::string to_gbnf(const Grammar& g) {
         }
         out += e.negated ? " [^" : " [";
         for (const CharRange& c : e.ranges) {
-          out += escape_char(c.lo, true);
-          if (c.hi != c.lo) out += "-" + escape_char(c.hi, true);
+          out += escape_gbnf_char(c.lo, true);
+          if (c.hi != c.lo) out += "-" + escape_gbnf_char(c.hi, true);
         }
         out += "]";
       }

@@ -49,6 +49,11 @@ struct Grammar {
 // "origin:line:col: what was expected".
 Grammar parse_gbnf(std::string_view text, std::string_view origin);
 
+// One code point as GBNF writes it in a "literal" or, with in_class, in a [class].
+std::string escape_gbnf_char(std::uint32_t cp, bool in_class);
+// The code points of UTF-8 `s`; throws ls::Error "invalid UTF-8 in {what}".
+std::vector<std::uint32_t> utf8_to_code_points(std::string_view s, std::string_view what);
+
 // The grammar as GBNF text again (generated rules included): tests and --verbose.
 std::string to_gbnf(const Grammar& grammar);
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "grammar/grammar.h"
 #include "grammar/json_schema_internal.h"
 
 namespace ls::grammar::detail {
@@ -68,37 +69,11 @@ bool cp_contains(const CpSet& s, std::uint32_t cp) {
 
 namespace {
 
-std::string escape_cp(std::uint32_t cp, bool in_class) {
-  switch (cp) {
-    case '\n':
-      return "\\n";
-    case '\r':
-      return "\\r";
-    case '\t':
-      return "\\t";
-    case '\\':
-      return "\\\\";
-    case '"':
-      return in_class ? "\"" : "\\\"";
-    case '[':
-    case ']':
-    case '-':
-    case '^':
-      if (in_class) return fmt::format("\\{}", static_cast<char>(cp));
-      break;
-    default:
-      break;
-  }
-  if (cp < 0x20 || cp == 0x7F) return fmt::format("\\x{:02X}", cp);
-  if (cp < 0x80) return std::string(1, static_cast<char>(cp));
-  return cp <= 0xFFFF ? fmt::format("\\u{:04X}", cp) : fmt::format("\\U{:08X}", cp);
-}
-
 std::string gbnf_class(const CpSet& s, bool negated) {
   std::string out = negated ? "[^" : "[";
   for (const CpRange& r : s) {
-    out += escape_cp(r.lo, true);
-    if (r.hi != r.lo) out += (r.hi == r.lo + 1 ? "" : "-") + escape_cp(r.hi, true);
+    out += escape_gbnf_char(r.lo, true);
+    if (r.hi != r.lo) out += (r.hi == r.lo + 1 ? "" : "-") + escape_gbnf_char(r.hi, true);
   }
   return out + "]";
 }
@@ -115,7 +90,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 // A sequence of GBNF items with adjacent literal characters joined into one literal.
 class SeqText {
  public:
-  void literal(std::uint32_t cp) { pending_ += escape_cp(cp, false); }
+  void literal(std::uint32_t cp) { pending_ += escape_gbnf_char(cp, false); }
   void item(std::string expr) {
     flush();
     parts_.push_back(std::move(expr));
@@ -141,30 +116,12 @@ std::string group(const std::vector<std::string>& alts) {
 }  // namespace
 
 std::vector<std::uint32_t> utf8_to_code_points(std::string_view s) {
-  std::vector<std::uint32_t> out;
-  for (std::size_t i = 0; i < s.size();) {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    const int len = b0 < 0x80         ? 1
-                    : (b0 >> 5) == 6  ? 2
-                    : (b0 >> 4) == 14 ? 3
-                    : (b0 >> 3) == 30 ? 4
-                                      : 0;
-    if (len == 0 || i + len > s.size()) fail("invalid UTF-8 in a schema string");
-    std::uint32_t cp = len == 1 ? b0 : b0 & (0x7Fu >> len);
-    for (int k = 1; k < len; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xC0) != 0x80) fail("invalid UTF-8 in a schema string");
-      cp = cp << 6 | (b & 0x3F);
-    }
-    out.push_back(cp);
-    i += len;
-  }
-  return out;
+  return grammar::utf8_to_code_points(s, "a schema string");
 }
 
 std::string gbnf_literal(std::string_view utf8) {
   std::string out = "\"";
-  for (std::uint32_t cp : utf8_to_code_points(utf8)) out += escape_cp(cp, false);
+  for (std::uint32_t cp : utf8_to_code_points(utf8)) out += escape_gbnf_char(cp, false);
   return out + "\"";
 }
 
@@ -315,7 +272,7 @@ std::string json_chars(RuleSet& rules, const CpSet& set) {
     // The shorter of the class and its negation (a negation also excludes ", \ and controls).
     const CpSet missing = cp_minus(kRaw, raw);
     if (raw.size() == 1 && raw[0].lo == raw[0].hi)
-      alts.push_back("\"" + escape_cp(raw[0].lo, false) + "\"");
+      alts.push_back("\"" + escape_gbnf_char(raw[0].lo, false) + "\"");
     else if (missing.size() + 3 < raw.size())
       alts.push_back(gbnf_class(
           cp_union(missing, {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}, {0xD800, 0xDFFF}}), true));
@@ -344,19 +301,19 @@ namespace {
 // it, else the two-character escape, else \u00xx in lowercase, as Python's
 // json.dumps(s, ensure_ascii=False) writes it. `/` stays raw: its escape is optional.
 std::string canonical(std::uint32_t cp) {
-  if (cp_contains(kRaw, cp)) return escape_cp(cp, false);
+  if (cp_contains(kRaw, cp)) return escape_gbnf_char(cp, false);
   for (const auto& [c, letter] : kShortEscapes)
-    if (c == cp) return "\\\\" + escape_cp(static_cast<std::uint32_t>(letter), false);
+    if (c == cp) return "\\\\" + escape_gbnf_char(static_cast<std::uint32_t>(letter), false);
   return fmt::format("\\\\u{:04x}", cp);  // a control character: below U+0020
 }
 
 // Every spelling of one code point, as an expression: what an extra key must avoid.
 std::string spellings(std::uint32_t cp) {
   std::vector<std::string> alts;
-  if (cp_contains(kRaw, cp)) alts.push_back("\"" + escape_cp(cp, false) + "\"");
+  if (cp_contains(kRaw, cp)) alts.push_back("\"" + escape_gbnf_char(cp, false) + "\"");
   for (const auto& [c, letter] : kShortEscapes)
     if (c == cp)
-      alts.push_back("\"\\\\" + escape_cp(static_cast<std::uint32_t>(letter), false) + "\"");
+      alts.push_back("\"\\\\" + escape_gbnf_char(static_cast<std::uint32_t>(letter), false) + "\"");
   const auto hex4 = [](std::uint32_t v) {
     std::vector<std::string> one;
     hex4_range(v, v, one);
