@@ -9,6 +9,7 @@
 // look at which sequence a row belongs to.
 #include "model/decoder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -133,6 +134,17 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
     }
   }
   if (checks.nonfinite) check_finite(a.x, H, batch, segs, "the token embedding", -1);
+  // The logit lens: copy a sequence's last row of the residual stream after the embedding and
+  // after every layer (one row of `hidden` floats per layer; nothing when no one asked).
+  const auto capture = [&](std::size_t row_of_layer) {
+    for (const Segment& s : segs) {
+      const SequenceInput& in = batch[s.seq];
+      if (in.residuals.empty() || s.start + s.count != in.tokens.size()) continue;
+      const float* src = &a.x[(s.row0 + s.count - 1) * H];
+      std::copy_n(src, H, &in.residuals[row_of_layer * H]);
+    }
+  };
+  capture(0);
   for (std::size_t l = 0; l < w.layers.size(); ++l) {
     const LayerWeights& L = w.layers[l];
     rmsnorm_rows(pool, a.x.data(), L.attn_norm.data(), T, H, eps, a.xn.data());
@@ -178,6 +190,7 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
     check(a.proj, H, "down_proj");
     add_into(a.x, a.proj, T * H);
     check(a.x, H, "residual after the MLP");
+    capture(l + 1);
   }
 }
 
@@ -238,6 +251,9 @@ void chunk_logits(const ModelConfig& c, const Weights& w, std::span<const Sequen
 
 void check_input(const ModelConfig& c, const SequenceInput& in) {
   const auto V = static_cast<std::size_t>(c.vocab_size);
+  const auto want_residuals = static_cast<std::size_t>(c.num_hidden_layers + 1) * c.hidden_size;
+  if (!in.residuals.empty() && in.residuals.size() < want_residuals)
+    fail("forward: residuals buffer holds {} floats, need {}", in.residuals.size(), want_residuals);
   if (in.cache == nullptr) fail("forward: a sequence has no KV cache");
   if (in.tokens.empty()) fail("forward: no tokens to process");
   const std::size_t want = (in.all_positions ? in.tokens.size() : 1) * V;
@@ -250,6 +266,20 @@ void check_input(const ModelConfig& c, const SequenceInput& in) {
 }
 
 }  // namespace
+
+void final_logits(const ModelConfig& c, const Weights& w, std::span<const float> x, std::size_t n,
+                  std::span<float> xn, std::span<float> logits, ThreadPool& pool,
+                  k::MatmulScratch& scratch) {
+  const auto H = static_cast<std::size_t>(c.hidden_size);
+  const auto V = static_cast<std::size_t>(c.vocab_size);
+  if (x.size() < n * H || xn.size() < n * H || logits.size() < n * V)
+    fail("final_logits: buffers hold {}, {} and {} floats for {} rows of hidden {}, vocab {}",
+         x.size(), xn.size(), logits.size(), n, H, V);
+  for (std::size_t g = 0; g < n; ++g)
+    k::rmsnorm(&x[g * H], w.final_norm.data(), H, static_cast<float>(c.rms_norm_eps), &xn[g * H]);
+  k::matmul(w.lm_head, {xn.data(), n * H}, static_cast<int>(n), {logits.data(), n * V}, pool,
+            scratch);
+}
 
 void forward(const Architecture& arch, const ModelConfig& c, const Weights& w,
              std::span<const SequenceInput> batch, Activations& a, ThreadPool& pool,

@@ -62,6 +62,9 @@ struct SequenceInput {
   std::span<const std::int32_t> tokens;  // at positions cache->length, cache->length + 1, ...
   bool all_positions = false;            // logits for every token, else for the last one only
   std::span<float> logits;               // [tokens.size() or 1, vocab]
+  // When not empty, [n_layers + 1, hidden]: the residual stream of the last token after the
+  // embedding (row 0) and after each layer l (row l), for the logit lens (final_logits).
+  std::span<float> residuals;
 };
 
 // What differs between the architectures of the family: the names a model_type goes by, the
@@ -97,5 +100,12 @@ struct ForwardChecks {
 void forward(const Architecture& arch, const ModelConfig& config, const Weights& weights,
              std::span<const SequenceInput> batch, Activations& acts, ThreadPool& pool,
              const ForwardChecks& checks = {});
+
+// The final norm and lm_head over `n` residual-stream rows x [n, hidden] into logits
+// [n, vocab], computed as forward computes a sequence's logits (the same bits for the last
+// layer's row): the logit lens reads every layer's row through it. `xn`: [n, hidden] scratch.
+void final_logits(const ModelConfig& config, const Weights& weights, std::span<const float> x,
+                  std::size_t n, std::span<float> xn, std::span<float> logits, ThreadPool& pool,
+                  kernels::MatmulScratch& scratch);
 
 }  // namespace ls

@@ -106,6 +106,13 @@ std::string Model::weight_dtype() const {
   return std::string(dtype_name(best));
 }
 
+void Model::lens_logits(std::span<const float> residuals, std::size_t rows, std::span<float> logits,
+                        ThreadPool& pool) const {
+  std::vector<float> xn(rows * static_cast<std::size_t>(config_.hidden_size));
+  kernels::MatmulScratch scratch;
+  final_logits(config_, weights_, residuals, rows, xn, logits, pool, scratch);
+}
+
 Session::Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk,
                  std::optional<DType> kv_type)
     : model_(model),
@@ -114,11 +121,12 @@ Session::Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk,
       cache_(blocks_),
       acts_(model.config(), max_chunk) {}
 
-std::span<const float> Session::feed(std::span<const std::int32_t> tokens, bool all_positions) {
+std::span<const float> Session::feed(std::span<const std::int32_t> tokens, bool all_positions,
+                                     std::span<float> residuals) {
   const auto V = static_cast<std::size_t>(model_.config().vocab_size);
   const std::size_t rows = all_positions ? tokens.size() : 1;
   if (logits_.size() < rows * V) logits_.resize(rows * V);
-  const SequenceInput in{&cache_, tokens, all_positions, {logits_.data(), rows * V}};
+  const SequenceInput in{&cache_, tokens, all_positions, {logits_.data(), rows * V}, residuals};
   model_.forward({&in, 1}, acts_, pool_);
   return {logits_.data(), rows * V};
 }

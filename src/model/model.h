@@ -66,6 +66,10 @@ class Model {
   void forward(std::span<const SequenceInput> batch, Activations& acts, ThreadPool& pool) const {
     ls::forward(*arch_, config_, weights_, batch, acts, pool, checks_);
   }
+  // The logit lens: residual-stream rows ([rows, hidden], as SequenceInput::residuals captures
+  // them) through the final norm and lm_head into `logits` ([rows, vocab]).
+  void lens_logits(std::span<const float> residuals, std::size_t rows, std::span<float> logits,
+                   ThreadPool& pool) const;
 
  private:
   Model(std::string path, ModelConfig config, TensorStore store, const LoadOptions& options);
@@ -90,7 +94,10 @@ class Session {
 
   // Appends tokens and returns the logits after the last one ([vocab]), or for every appended
   // token ([tokens, vocab]) when all_positions. The span stays valid until the next call.
-  std::span<const float> feed(std::span<const std::int32_t> tokens, bool all_positions = false);
+  // `residuals` ([n_layers + 1, hidden], or empty) receives the last token's residual stream
+  // after the embedding and after every layer (SequenceInput::residuals).
+  std::span<const float> feed(std::span<const std::int32_t> tokens, bool all_positions = false,
+                              std::span<float> residuals = {});
 
   std::int64_t length() const { return cache_.length; }
   void reset() { cache_.clear(); }

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "server/connections.h"
+#include "server/inside.h"
 #include "server/microscope.h"
 #include "server/response.h"
 
@@ -387,6 +388,25 @@ void HttpServer::microscope_routes() {
           send_json(res, replay_json(kept(body["generation"].get<std::string>()), body, limits_));
         });
       });
+  // The lens and attribution run the model: parsed here, run between two batched steps.
+  on_post("/v1/logitscope/lens", [this, kept](const httplib::Request& req, httplib::Response& res) {
+    guarded(res, [&] {
+      const LensQuery q = parse_lens(parse_body(req), limits_, kept);
+      json out;
+      scheduler_.run_between_steps([&](ThreadPool& pool) { out = run_lens(q, limits_, pool); });
+      send_json(res, out);
+    });
+  });
+  on_post("/v1/logitscope/attribute",
+          [this, kept](const httplib::Request& req, httplib::Response& res) {
+            guarded(res, [&] {
+              const AttributeQuery q = parse_attribute(parse_body(req), limits_, kept);
+              json out;
+              scheduler_.run_between_steps(
+                  [&](ThreadPool& pool) { out = run_attribute(q, limits_, pool); });
+              send_json(res, out);
+            });
+          });
 }
 
 void HttpServer::tokenize(const httplib::Request& req, httplib::Response& res) {

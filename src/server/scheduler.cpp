@@ -140,6 +140,36 @@ void Scheduler::shutdown(std::chrono::milliseconds grace) {
   thread_.join();
 }
 
+void Scheduler::run_between_steps(const std::function<void(ThreadPool&)>& task) {
+  Task t{&task, {}};
+  std::future<void> done = t.done.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) fail("the server is shutting down");
+    tasks_.push_back(&t);
+  }
+  wake_.notify_all();
+  done.get();
+}
+
+void Scheduler::run_tasks() {
+  while (true) {
+    Task* t = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (tasks_.empty()) return;
+      t = tasks_.front();
+      tasks_.pop_front();
+    }
+    try {
+      (*t->fn)(pool_);
+      t->done.set_value();
+    } catch (...) {
+      t->done.set_exception(std::current_exception());
+    }
+  }
+}
+
 SchedulerStats Scheduler::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;
@@ -149,8 +179,10 @@ void Scheduler::loop() {
   while (true) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(
-          lock, [&] { return cancel_all_ || !active_.empty() || !incoming_.empty() || stopping_; });
+      wake_.wait(lock, [&] {
+        return cancel_all_ || !active_.empty() || !incoming_.empty() || !tasks_.empty() ||
+               stopping_;
+      });
       if (stopping_) {  // queued jobs never start; running ones finish (or are cancelled)
         for (auto& a : incoming_) {
           a->channel->push(a->index, ErrorEvent{"the server is shutting down"});
@@ -158,6 +190,9 @@ void Scheduler::loop() {
         }
         incoming_.clear();
         queued_sequences_ = 0;
+        for (Task* t : tasks_)
+          t->done.set_exception(std::make_exception_ptr(Error("the server is shutting down")));
+        tasks_.clear();
       }
       if (cancel_all_)
         for (auto& a : active_) a->channel->cancel();
@@ -168,6 +203,7 @@ void Scheduler::loop() {
       }
     }
     drop_cancelled();
+    run_tasks();
     admit();
     if (!active_.empty()) run_step();
     finish_done();

@@ -10,6 +10,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -157,6 +159,10 @@ class Scheduler {
   void shutdown(std::chrono::milliseconds grace);
   SchedulerStats stats() const;
   const SchedulerOptions& options() const { return options_; }
+  // Runs `task` on the loop thread between two batched steps, when the engine's pool is free,
+  // and waits for it: the logit lens and attribution, which run the model on sequences of
+  // their own. Rethrows what the task threw; throws ls::Error when the server is stopping.
+  void run_between_steps(const std::function<void(ThreadPool&)>& task);
 
  private:
   struct Active;
@@ -169,6 +175,7 @@ class Scheduler {
   void advance(const Owner& o, std::span<const decode::Feed> feeds,
                std::span<const std::span<const float>> scores);
   void finish_done();
+  void run_tasks();
 
   engine::Engine& engine_;
   DeferredSource deferred_;
@@ -180,6 +187,11 @@ class Scheduler {
   mutable std::mutex mutex_;  // guards incoming_, stopping_, stats_
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Active>> incoming_;
+  struct Task {
+    const std::function<void(ThreadPool&)>* fn;
+    std::promise<void> done;
+  };
+  std::deque<Task*> tasks_;  // waiting for run_tasks(); each owned by its caller
   bool stopping_ = false;
   std::atomic<bool> cancel_all_{false};
   SchedulerStats stats_;
