@@ -4,11 +4,14 @@
 // from scratch; releasing returns every block; bad steps change nothing and name the problem.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "../model/test_util.h"
 #include "core/error.h"
 #include "engine/engine.h"
+#include "engine/lens.h"
 #include "model/synth.h"
 
 namespace {
@@ -129,3 +132,63 @@ TEST(Engine, BadStepsChangeNothingAndNameTheProblem) {
 }
 
 }  // namespace
+
+// The lens' last row is the model's logits bit for bit, also when the prompt spans several
+// forward chunks (the residuals are captured from the chunk holding the last token).
+TEST(Lens, LastRowIsTheLogitsAcrossChunks) {
+  ls::ThreadPool pool(2);
+  const auto p = ids(150, 11);  // > EngineOptions' 128-token chunk
+  const std::vector<float> rows = ls::engine::lens_logits(tiny(), pool, p);
+  const auto V = static_cast<std::size_t>(tiny().config().vocab_size);
+  const auto L = static_cast<std::size_t>(tiny().config().num_hidden_layers);
+  ASSERT_EQ(rows.size(), (L + 1) * V);
+  EXPECT_TRUE(same(std::span<const float>(rows).subspan(L * V, V), alone({p}, false)));
+  // Row 0 depends on the last token only (its embedding): the same for another prefix.
+  auto q = ids(3, 12);
+  q.push_back(p.back());
+  const std::vector<float> other = ls::engine::lens_logits(tiny(), pool, q);
+  EXPECT_TRUE(same(std::span<const float>(other).first(V),
+                   std::vector<float>(rows.begin(), rows.begin() + static_cast<long>(V))));
+  EXPECT_FALSE(same(std::span<const float>(other).subspan(V, V),
+                    std::vector<float>(rows.begin() + static_cast<long>(V),
+                                       rows.begin() + static_cast<long>(2 * V))));
+}
+
+// Every attribution variant equals the edited prompt run alone (bit for bit), for removal and
+// replacement, with variants in several batched groups.
+TEST(Attribution, EachVariantEqualsTheEditedPromptAlone) {
+  ls::ThreadPool pool(2);
+  ls::engine::Engine eng(tiny(), pool, {/*max_chunk_tokens=*/5, /*kv_block_positions=*/4});
+  const auto p = ids(11, 21);
+  const auto lp = [](std::span<const float> l, std::int32_t t) {
+    double m = -1e300, s = 0;
+    for (float x : l) m = std::max(m, static_cast<double>(x));
+    for (float x : l) s += std::exp(static_cast<double>(x) - m);
+    return static_cast<double>(l[static_cast<std::size_t>(t)]) - m - std::log(s);
+  };
+  for (const std::optional<std::int32_t> replacement :
+       {std::optional<std::int32_t>(), std::optional<std::int32_t>(77)}) {
+    ls::engine::AttributionRequest q;
+    q.prompt = p;
+    q.target = 4242;
+    q.replacement = replacement;
+    q.group = 4;
+    const ls::engine::Attribution a = ls::engine::attribute(eng, q);
+    ASSERT_EQ(a.logprobs.size(), p.size());
+    EXPECT_NEAR(a.base_logprob, lp(alone({p}, false), 4242), 1e-9);
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      std::vector<std::int32_t> edited(p);
+      if (replacement)
+        edited[i] = *replacement;
+      else
+        edited.erase(edited.begin() + static_cast<long>(i));
+      EXPECT_NEAR(a.logprobs[i], lp(alone({edited}, false), 4242), 1e-9) << "position " << i;
+    }
+    EXPECT_EQ(eng.kv_usage().sequences, 0u);  // every variant released
+  }
+  ls::engine::AttributionRequest q;
+  q.prompt = p;
+  q.target = 1;
+  q.max_prompt = 10;
+  EXPECT_THROW(ls::engine::attribute(eng, q), ls::Error);
+}
