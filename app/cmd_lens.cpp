@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "engine/lens.h"
 #include "inspect/lens.h"
+#include "inspect/replay.h"
 
 namespace ls::app {
 
@@ -25,6 +26,8 @@ struct LensCli {
   PromptOptions prompt;
   GenerationFlags flags;
   std::optional<std::int64_t> position;
+  std::string trace;  // --trace FILE --step K: a recorded step
+  std::optional<int> step;
   int top = 5;
   std::string track, layers;
   std::optional<std::int32_t> token;
@@ -68,15 +71,57 @@ void print_table(const LoadedModel& lm, const inspect::LensReport& r,
       "its probability after the chain\n");
 }
 
+// The context, chain, draw and token of the lens: from the prompt flags, or from step K of a
+// recorded generation (its prompt and the tokens before K; its draw, token and settings).
+struct LensInput {
+  std::vector<std::int32_t> ids;
+  std::size_t prompt_length = 0;
+  std::int64_t position = 0;
+  decode::GenerationConfig config;
+  std::optional<double> draw;
+  std::optional<std::int32_t> token;
+};
+
+LensInput lens_input(LensCli& o, const LoadedModel& lm) {
+  LensInput in;
+  if (o.trace.empty()) {
+    if (o.step) fail("--step needs --trace FILE (a generate --json trace)");
+    in.ids = prompt_tokens(o.prompt, lm);
+    if (in.ids.empty()) fail("the prompt is empty: give --prompt TEXT or --tokens IDS");
+    in.prompt_length = in.ids.size();
+    in.config = generation_config_from(o.flags, lm);
+  } else {
+    if (!o.prompt.tokens.empty() || !o.prompt.prompt.empty())
+      fail("--trace replaces --prompt/--tokens: the recorded prompt is used");
+    if (o.position) fail("--trace looks at --step K; --position applies to --prompt/--tokens");
+    if (!o.step) fail("--trace needs --step K (0-based, the step whose choice to look into)");
+    const inspect::Recording rec = inspect::read_trace(o.trace);
+    const auto n = static_cast<int>(rec.steps.size());
+    if (*o.step < 0 || *o.step >= n)
+      fail("--step {} is not a step of {}: it recorded steps 0..{}", *o.step, o.trace, n - 1);
+    in.ids = rec.prompt;
+    in.prompt_length = rec.prompt.size();
+    for (int k = 0; k < *o.step; ++k)
+      in.ids.push_back(rec.steps[static_cast<std::size_t>(k)].chosen);
+    const inspect::RecordedStep& s = rec.steps[static_cast<std::size_t>(*o.step)];
+    in.draw = s.draw;
+    in.token = s.chosen;
+    in.config = replay_config(rec, o.trace, o.flags, lm);
+    decode::validate(in.config);
+  }
+  const auto n = static_cast<std::int64_t>(in.ids.size());
+  in.position = o.position.value_or(n - 1);
+  if (in.position < 0 || in.position >= n)
+    fail("--position {} is outside the prompt: its {} tokens have positions 0..{}", in.position, n,
+         n - 1);
+  if (o.token) in.token = o.token;
+  if (o.draw) in.draw = o.draw;
+  return in;
+}
+
 void run_lens(LensCli& o) {
   LoadedModel lm = load_model(o.model);
   const ModelConfig& c = lm.model().config();
-  const std::vector<std::int32_t> ids = prompt_tokens(o.prompt, lm);
-  if (ids.empty()) fail("the prompt is empty: give --prompt TEXT or --tokens IDS");
-  const auto n = static_cast<std::int64_t>(ids.size());
-  const std::int64_t pos = o.position.value_or(n - 1);
-  if (pos < 0 || pos >= n)
-    fail("--position {} is outside the prompt: its {} tokens have positions 0..{}", pos, n, n - 1);
   std::vector<int> layers;
   if (!o.layers.empty()) layers = parse_int_list(o.layers, "--layers");
   for (int l : layers)
@@ -94,7 +139,9 @@ void run_lens(LensCli& o) {
     fail("--token: id {} is outside the vocabulary [0, {})", *o.token, c.vocab_size);
   if (o.draw && !(*o.draw >= 0 && *o.draw < 1))
     fail("--draw must be in [0, 1) (a uniform draw, as a trace records it), got {}", *o.draw);
-  const decode::GenerationConfig config = generation_config_from(o.flags, lm);
+  const LensInput in = lens_input(o, lm);
+  const std::vector<std::int32_t>& ids = in.ids;
+  const std::int64_t pos = in.position;
 
   ThreadPool pool(o.model.threads);
   const std::span<const std::int32_t> prefix(ids.data(), static_cast<std::size_t>(pos) + 1);
@@ -105,9 +152,10 @@ void run_lens(LensCli& o) {
   q.rows = rows;
   q.vocab = static_cast<std::int32_t>(c.vocab_size);
   q.history = prefix;
-  q.config = &config;
-  q.draw = o.draw;
-  q.token = o.token;
+  q.prompt_length = std::min(in.prompt_length, prefix.size());
+  q.config = &in.config;
+  q.draw = in.draw;
+  q.token = in.token;
   q.track = track;
   q.top = o.top;
   const inspect::LensReport r = inspect::lens_report(q);
@@ -116,6 +164,7 @@ void run_lens(LensCli& o) {
   j["model"] = lm.path();
   j["input_tokens"] = ids;
   j["position"] = pos;
+  if (in.token && !o.trace.empty()) j["step"] = *o.step;
   j["n_layers"] = c.num_hidden_layers;
   j["vocab_size"] = c.vocab_size;
   const auto text = [&](std::int32_t id) { return lm.token_text(id); };
@@ -139,6 +188,10 @@ void add_lens_command(CLI::App& app) {
   cmd->add_option("--position", o->position,
                   "Input position to look at (0-based; default the last): the distribution "
                   "there predicts the token after it");
+  cmd->add_option("--trace", o->trace,
+                  "A generate --json trace: look into its step --step K (the recorded prompt and "
+                  "tokens before K, the step's settings, draw and chosen token)");
+  cmd->add_option("--step", o->step, "With --trace: the step (0-based)");
   cmd->add_option("--top", o->top, "Candidates per layer")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));

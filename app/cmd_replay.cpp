@@ -91,18 +91,7 @@ void run_replay(ReplayCli& o) {
   const LoadedModel lm =
       !o.fork.empty() ? load_model(fork_model) : LoadedModel::tokenizer_only(model_dir);
 
-  decode::GenerationConfig config = inspect::recorded_config(rec);
-  apply_generation_flags(config, o.flags, lm.tokenizer());
-  if (o.flags.constrained()) {  // what a grammar would have allowed at each recorded step
-    config.constraint = constraint_from(o.flags, lm);
-    config.sources["grammar"] = "flag";
-  } else if (const auto* g =
-                 inspect::recorded_grammar(rec)) {  // the grammar the generation ran with
-    config.constraint =
-        lm.constraint(g->at("gbnf").get<std::string>(), o.trace + " header 'settings.grammar.gbnf'",
-                      g->at("value").get<std::string>());
-    config.sources["grammar"] = "trace";
-  }
+  decode::GenerationConfig config = replay_config(rec, o.trace, o.flags, lm);
   decode::validate(config);
   const std::vector<inspect::ReplayStep> steps =
       inspect::replay(rec, npy.data, vocab, config, o.top);

@@ -166,4 +166,20 @@ void RecordingSource::release(int seq) {
   inner_.release(seq);
 }
 
+decode::GenerationConfig replay_config(const inspect::Recording& rec, const std::string& trace_path,
+                                       const GenerationFlags& f, const LoadedModel& lm) {
+  decode::GenerationConfig config = inspect::recorded_config(rec);
+  apply_generation_flags(config, f, lm.tokenizer());
+  if (f.constrained()) {  // what a grammar would have allowed at each recorded step
+    config.constraint = constraint_from(f, lm);
+    config.sources["grammar"] = "flag";
+  } else if (const auto* g = inspect::recorded_grammar(rec)) {  // the one the run had
+    config.constraint = lm.constraint(g->at("gbnf").get<std::string>(),
+                                      trace_path + " header 'settings.grammar.gbnf'",
+                                      g->at("value").get<std::string>());
+    config.sources["grammar"] = "trace";
+  }
+  return config;
+}
+
 }  // namespace ls::app

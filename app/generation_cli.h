@@ -13,6 +13,7 @@
 #include "app/prompt.h"
 #include "decode/generation_config.h"
 #include "decode/logits_source.h"
+#include "inspect/replay.h"
 
 namespace ls::app {
 
@@ -43,6 +44,12 @@ std::shared_ptr<const grammar::Constraint> constraint_from(const GenerationFlags
 // `tokenizer` may be null, then --ban-word/--logit-bias-word are an error. Not validated.
 void apply_generation_flags(decode::GenerationConfig& config, const GenerationFlags& f,
                             const Tokenizer* tokenizer, const std::vector<std::string>& skip = {});
+// A recorded generation's settings (its trace header) with the flags over them, and its grammar
+// (rebuilt from the header) unless the flags give another: what replay and lens --trace run.
+// Not validated.
+decode::GenerationConfig replay_config(const inspect::Recording& recording,
+                                       const std::string& trace_path, const GenerationFlags& f,
+                                       const LoadedModel& lm);
 // The raw text given to a single-valued flag (e.g. "0.2,0.7" for --temperature), "" if unset.
 std::string flag_text(const GenerationFlags& f, const std::string& field);
 
