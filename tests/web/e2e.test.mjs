@@ -3,8 +3,10 @@
 // The page at / generates from a Chinese prompt (repetition_penalty 3 so the tiny model varies),
 // shows one chip per token, the candidates of a step against the server's record, re-scores
 // them in the page when the temperature changes (checked against POST /v1/logitscope/replay),
-// and forks a second branch from a token the run did not choose. Nothing may load from another
-// host (every other host is aborted and counted), and no console or page error may occur.
+// and forks a second branch from a token the run did not choose. Before that, "Inside the model"
+// of the selected step: the logit lens strip and table, and the attribution heat map, each
+// checked against the server's POST /v1/logitscope/lens and /attribute. Nothing may load from
+// another host (every other host is aborted and counted), and no console or page error may occur.
 // Then a second, short phase against a server started with --api-key: the first load's 401
 // shows the banner and the "API key" field, the key typed there (sessionStorage) is sent as
 // `Authorization: Bearer KEY` on every /v1 request, and a 4-token generation shows its chips.
@@ -17,6 +19,8 @@
 // "temperature", "repetition_penalty" (inputs); data-testid="token" chips with data-step and
 // data-prob; data-testid="candidates" (data-source="recorded"|"rescored") whose rows carry
 // data-id and data-prob, each with a data-testid="fork" button; data-testid="branch" per branch;
+// "lens-open", "lens-cell" (data-layer, data-prob), "lens-row" with "lens-entropy" and "lens-rank",
+// "attribution-compute", "attr-token" (data-position, data-delta), "attribution-top" rows;
 // data-testid="api-key" (the password field labelled "API key") and "api-key-save"; "max_tokens".
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -272,6 +276,95 @@ function compareRows(rows, dist) {
   return { bad, compared };
 }
 
+// "Inside the model" of the selected step (docs/lens.md): nothing is asked before its buttons
+// are pressed; the lens strip has n_layers + 1 cells whose probabilities, marks, tooltips and
+// table numbers are the server's POST /v1/logitscope/lens; the attribution heat map has one
+// token per context position and shows the server's deltas.
+const fmt3 = (x) => x.toFixed(3);
+const fmtDelta = (d) => (d > 0 ? `+${fmt3(d)}` : fmt3(d));
+
+async function checkInside(page, srv, gid, gen, requests) {
+  const start = Date.now();
+  const asked = (route) => requests.filter((u) => u === srv.origin + route).length;
+  check("no lens or attribution request before a button asks for one",
+        asked("/v1/logitscope/lens") === 0 && asked("/v1/logitscope/attribute") === 0,
+        { lens: asked("/v1/logitscope/lens"), attribute: asked("/v1/logitscope/attribute") });
+  let t0 = Date.now();
+  await page.locator('[data-testid="lens-open"]').click({ timeout: WAIT });
+  await page.waitForSelector('[data-testid="lens-strip"], [data-testid="lens-error"]', { timeout: WAIT });
+  const lensMs = Date.now() - t0;
+  const err = await page.locator('[data-testid="lens-error"]').textContent({ timeout: 1 }).catch(() => null);
+  check(`the lens panel opens (${lensMs} ms)`, err === null, err);
+  const want = await api(srv, "POST", "/v1/logitscope/lens", { generation: gid, step: STEP, top: 5 });
+  check(`POST /v1/logitscope/lens step ${STEP}: 200`, want.status === 200, want.text.slice(0, 300));
+  const L = want.json;
+  if (err === null && L) {
+    const cells = await page.$$eval('[data-testid="lens-cell"]', (els) => els.map((e) => ({
+      layer: Number(e.getAttribute("data-layer")), prob: Number(e.getAttribute("data-prob")), title: e.title,
+      first: e.classList.contains("first"), settled: e.classList.contains("settled"),
+    })));
+    check(`the strip has n_layers + 1 = ${L.n_layers + 1} cells`, cells.length === L.n_layers + 1, cells.length);
+    const byLayer = new Map(L.layers.map((l) => [l.layer, l]));
+    const badProb = cells.filter((c) => !close(c.prob, byLayer.get(c.layer)?.chosen_prob, 1e-12));
+    check("every cell's data-prob is the server's chosen_prob of its layer", badProb.length === 0, badProb);
+    const marked = (k) => cells.filter((c) => c[k]).map((c) => c.layer);
+    check(`the marked cells are first_chosen_layer ${L.first_chosen_layer} and settled_layer ${L.settled_layer}`,
+          JSON.stringify(marked("first")) === JSON.stringify(L.first_chosen_layer === null ? [] : [L.first_chosen_layer])
+          && JSON.stringify(marked("settled")) === JSON.stringify(L.settled_layer === null ? [] : [L.settled_layer]),
+          { first: marked("first"), settled: marked("settled") });
+    const badTitle = cells.filter((c) => {
+      const l = byLayer.get(c.layer);
+      return !l || !c.title.includes(`entropy ${fmt3(l.entropy)} nats`) || !c.title.includes(`(id ${l.sampler_choice.id})`);
+    });
+    check("every cell's tooltip gives the layer's entropy and the chain's pick", badTitle.length === 0, badTitle);
+    const rows = await page.$$eval('[data-testid="lens-row"]', (els) => els.map((e) => ({
+      layer: Number(e.getAttribute("data-layer")),
+      entropy: e.querySelector('[data-testid="lens-entropy"]')?.textContent,
+      rank: e.querySelector('[data-testid="lens-rank"]')?.textContent,
+    })));
+    const chosen = String(L.chosen.id);
+    const badRows = rows.filter((r) => {
+      const l = byLayer.get(r.layer);
+      return !l || r.entropy !== fmt3(l.entropy) || r.rank !== String(l.rank_of[chosen]);
+    });
+    check(`the table's entropy and chosen rank of every layer are the server's (${rows.length} rows)`,
+          rows.length === L.n_layers + 1 && badRows.length === 0, badRows.length ? { badRows, server: L.layers } : undefined);
+    check(`the lens's chosen token is the recorded one (${gen.tokens[STEP]})`, L.chosen.id === gen.tokens[STEP], L.chosen);
+  }
+
+  t0 = Date.now();
+  await page.locator('[data-testid="attribution-compute"]').click({ timeout: WAIT });
+  await page.waitForSelector('[data-testid="attribution-map"], [data-testid="attribution-error"]', { timeout: WAIT });
+  const attrMs = Date.now() - t0;
+  const aerr = await page.locator('[data-testid="attribution-error"]').textContent({ timeout: 1 }).catch(() => null);
+  check(`the attribution heat map appears (${attrMs} ms)`, aerr === null, aerr);
+  const wa = await api(srv, "POST", "/v1/logitscope/attribute", { generation: gid, step: STEP });
+  check(`POST /v1/logitscope/attribute step ${STEP}: 200`, wa.status === 200, wa.text.slice(0, 300));
+  const A = wa.json;
+  if (aerr === null && A) {
+    const toks = await page.$$eval('[data-testid="attr-token"]', (els) => els.map((e) => ({
+      position: Number(e.getAttribute("data-position")), delta: Number(e.getAttribute("data-delta")), title: e.title,
+    })));
+    const n = gen.prompt_token_ids.length + STEP;
+    check(`one heat-map token per context position (prompt + ${STEP} generated = ${n})`,
+          toks.length === n && A.context_tokens === n && toks.every((t, i) => t.position === i),
+          { shown: toks.length, server: A.context_tokens, want: n });
+    const byPos = new Map(A.attributions.map((a) => [a.position, a]));
+    const badDelta = toks.filter((t) => !close(t.delta, byPos.get(t.position)?.delta, 1e-12)
+                                       || !t.title.includes(`delta ${fmtDelta(byPos.get(t.position).delta)}`));
+    check("every token's data-delta and tooltip delta are the server's", badDelta.length === 0, badDelta.slice(0, 3));
+    const top = await page.$eval('[data-testid="attribution-top"] tbody tr', (r) => ({
+      position: Number(r.getAttribute("data-position")), delta: r.querySelector('[data-testid="attr-delta"]')?.textContent,
+    })).catch(() => null);
+    const strongest = [...A.attributions].sort((a, b) => Math.abs(b.delta) - Math.abs(a.delta) || a.position - b.position)[0];
+    check(`the largest effect shown is position ${strongest?.position} with delta ${strongest ? fmtDelta(strongest.delta) : "?"}`,
+          top !== null && strongest !== undefined && top.position === strongest.position && top.delta === fmtDelta(strongest.delta),
+          top);
+    check(`the attribution's target is the recorded token (${gen.tokens[STEP]})`, A.target.id === gen.tokens[STEP], A.target);
+  }
+  console.log(`inside the model: lens ${lensMs} ms, attribution ${attrMs} ms in the page, ${Date.now() - start} ms in all`);
+}
+
 async function runPage(srv, browser, artifacts) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const consoleErrors = [];
@@ -433,6 +526,9 @@ async function runPage(srv, browser, artifacts) {
             close(Number(chip.prob), recFocus.chosen.prob) || close(Number(chip.prob), recFocus.chosen.raw_prob),
             { chip: chip.prob, prob: recFocus.chosen.prob, raw_prob: recFocus.chosen.raw_prob });
     }
+
+    console.log(`\n== step ${STEP}: inside the model`);
+    await checkInside(page, srv, gid, gen, requests);
 
     console.log(`\n== temperature ${NEW_TEMPERATURE}: re-scored in the page`);
     await setValue(page, "temperature", NEW_TEMPERATURE);

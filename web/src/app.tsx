@@ -411,6 +411,7 @@ export function App() {
               whatIf={whatIf}
               canFork={!generating && selBranch.header?.generation !== undefined}
               onFork={(t) => fork(selBranch.id, selStep.step, t)}
+              report={report}
             />
           ) : (
             <p class="muted">Select a token (click, or Tab to the row and use the arrow keys) to see its raw top candidates, the pool after every stage and the choice.</p>

@@ -1,9 +1,11 @@
 // The selected step in full: the choice (draw, entropies, margin to the runner-up), the
 // candidates under the current settings (recorded, or re-scored in the page after a slider
-// moves) with a "continue from here" button per row, the pool after every stage, the raw top-N.
+// moves) with a "continue from here" button per row, "Inside the model" (logit lens and
+// attribution, on demand), the pool after every stage, the raw top-N.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { tokenText } from './api';
 import { fmtNum, fmtProb } from './format';
+import { InsidePanel } from './inside_panel';
 import type { Branch, Step, TopEntry, TraceToken } from './types';
 import { showWhitespace } from './utf8';
 import type { WhatIf } from './whatif';
@@ -116,6 +118,7 @@ export function StepPanel(props: {
   whatIf: WhatIf;
   canFork: boolean;
   onFork: (token: TraceToken) => void;
+  report: (e: unknown) => void;
 }) {
   const { branch, step, whatIf } = props;
   const known = useMemo(() => knownTokens(branch), [branch.steps.length, branch.id]);
@@ -218,6 +221,8 @@ export function StepPanel(props: {
           </tbody>
         </table>
       )}
+
+      <InsidePanel branch={branch} step={step} report={props.report} />
 
       <h3>The pool after every stage (recorded)</h3>
       {step.stages.length === 0 && <p class="muted">No stage ran: the token was chosen from the raw logits.</p>}

@@ -1,6 +1,6 @@
 // Shapes of what the server sends: the trace step and header objects (docs/trace-format.md,
 // as `generate --json` writes them and `logitscope.trace` / `logitscope.header` stream them),
-// the /v1/logitscope routes' answers (docs/server-api.md), and the page's own settings and
+// the /v1/logitscope routes' answers (docs/server-api.md, docs/lens.md), and the page's own settings and
 // generation rows ("branches").
 
 export type Preset = 'hf' | 'vllm' | 'llama_cpp';
@@ -109,6 +109,63 @@ export interface ReplayResponse {
   steps: ReplayStepSummary[];
   changed: number[];
   focus: Step | null;
+}
+
+/** A token as the lens and attribution routes name it: id and text (UTF-8, lossy for byte tokens). */
+export interface InsideToken {
+  id: number;
+  token: string;
+}
+export interface LensCandidate extends InsideToken {
+  logprob: number;
+}
+/** One row of the logit lens: the residual stream after `layer` decoder layers (0: the embedding). */
+export interface LensLayer {
+  layer: number;
+  top: LensCandidate[];
+  entropy: number;
+  /** By token id (as a string): 1-based raw rank and raw logprob, for chosen, runner-up and tracked ids. */
+  rank_of: Record<string, number>;
+  logprob_of: Record<string, number>;
+  sampler_choice: InsideToken;
+  /** The chosen token's probability after the chain (0: the chain removed it). */
+  chosen_prob: number;
+}
+/** POST /v1/logitscope/lens (docs/lens.md). */
+export interface LensResponse {
+  object: 'logitscope.lens';
+  n_layers: number;
+  position: number;
+  context_tokens: number;
+  chain: string;
+  draw: number | null;
+  chosen: InsideToken;
+  runner_up: InsideToken | null;
+  first_chosen_layer: number | null;
+  settled_layer: number | null;
+  runner_up_lost_at: number | null;
+  layers: LensLayer[];
+  generation?: string | number;
+  step?: number;
+}
+export interface Attribution extends InsideToken {
+  position: number;
+  /** The target's logprob with this context token removed (or replaced). */
+  logprob: number;
+  /** base_logprob - logprob: positive when the token made the target likelier. */
+  delta: number;
+}
+/** POST /v1/logitscope/attribute (docs/lens.md). */
+export interface AttributionResponse {
+  object: 'logitscope.attribution';
+  context_tokens: number;
+  target: InsideToken;
+  base_logprob: number;
+  mode: string;
+  replacement: InsideToken | null;
+  attributions: Attribution[];
+  generation?: string | number;
+  step?: number;
 }
 
 /** The settings the sliders edit: what the next request uses and what the what-if re-scores. */
