@@ -23,6 +23,7 @@ void add_eval_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_lens_command(CLI::App& app);
 void add_attribute_command(CLI::App& app);
+void add_tree_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_pull_command(CLI::App& app);
 void add_models_command(CLI::App& app);

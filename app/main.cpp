@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   ls::app::add_replay_command(app);
   ls::app::add_lens_command(app);
   ls::app::add_attribute_command(app);
+  ls::app::add_tree_command(app);
   ls::app::add_serve_command(app);
   ls::app::add_pull_command(app);
   ls::app::add_models_command(app);
