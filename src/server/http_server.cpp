@@ -388,12 +388,20 @@ void HttpServer::microscope_routes() {
           send_json(res, replay_json(kept(body["generation"].get<std::string>()), body, limits_));
         });
       });
-  // The lens and attribution run the model: parsed here, run between two batched steps.
+  // The lens, attribution and tree run the model: parsed here, run between two batched steps.
   on_post("/v1/logitscope/lens", [this, kept](const httplib::Request& req, httplib::Response& res) {
     guarded(res, [&] {
       const LensQuery q = parse_lens(parse_body(req), limits_, kept);
       json out;
       scheduler_.run_between_steps([&](ThreadPool& pool) { out = run_lens(q, limits_, pool); });
+      send_json(res, out);
+    });
+  });
+  on_post("/v1/logitscope/tree", [this, kept](const httplib::Request& req, httplib::Response& res) {
+    guarded(res, [&] {
+      const TreeQuery q = parse_tree(parse_body(req), limits_, kept);
+      json out;
+      scheduler_.run_between_steps([&](ThreadPool& pool) { out = run_tree(q, limits_, pool); });
       send_json(res, out);
     });
   });

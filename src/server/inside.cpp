@@ -6,6 +6,7 @@
 #include "decode/distribution.h"
 #include "engine/lens.h"
 #include "inspect/lens.h"
+#include "inspect/tree.h"
 
 namespace ls::server {
 
@@ -135,6 +136,66 @@ AttributeQuery parse_attribute(const json& body, const ServerLimits& limits,
         "a 1-token context has nothing left when its token is removed: give "
         "'replace_with' or a longer context");
   return q;
+}
+
+TreeQuery parse_tree(const json& body, const ServerLimits& limits, const KeptLookup& kept) {
+  TreeQuery q;
+  q.target = inside_target(body, limits, kept);
+  q.k = static_cast<int>(int_in(body, "k", 1, 100, 3));
+  q.depth = static_cast<int>(int_in(body, "depth", 1, 16, 3));
+  q.max_nodes = static_cast<std::size_t>(int_in(body, "max_nodes", 1, 2000, 500));
+  if (body.contains("min_prob") && !body["min_prob"].is_null()) {
+    const json& v = body["min_prob"];
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1))
+      bad("min_prob", "'min_prob' must be a number in [0, 1]");
+    q.min_prob = v.get<double>();
+  }
+  std::size_t bound = 0, level = 1;
+  for (int d = 0; d < q.depth && bound <= q.max_nodes; ++d)
+    bound += (level *= static_cast<std::size_t>(q.k));
+  if (bound > q.max_nodes)
+    bad("max_nodes", fmt::format("k {} and depth {} could make more than max_nodes {} nodes "
+                                 "(k + k^2 + ... + k^depth; max_nodes is at most 2000)",
+                                 q.k, q.depth, q.max_nodes));
+  if (decode::is_beam(decode::decode_mode(q.target.config)))
+    bad("settings", "the tree expands one chain: num_beams must be 1");
+  return q;
+}
+
+json run_tree(const TreeQuery& q, const ServerLimits& limits, ThreadPool& pool) {
+  engine::Engine engine(limits.model->model(), pool);
+  inspect::TreeOptions o;
+  o.k = q.k;
+  o.depth = q.depth;
+  o.min_prob = q.min_prob;
+  o.max_nodes = q.max_nodes;
+  const inspect::TreeResult t =
+      inspect::continuation_tree(engine, q.target.tokens, q.target.config, o);
+  // Flat, parents first: the page nests them by `parent`.
+  json nodes = json::array();
+  for (const inspect::TreeNode& n : t.nodes)
+    nodes.push_back({{"id", n.token},
+                     {"token", token_text(limits, n.token)},
+                     {"parent", n.parent},
+                     {"depth", n.depth},
+                     {"prob", n.prob},
+                     {"logprob", n.logprob},
+                     {"raw_logprob", n.raw_logprob},
+                     {"path_logprob", n.path_logprob},
+                     {"path_raw_logprob", n.path_raw_logprob}});
+  json out = {{"object", "logitscope.tree"},
+              {"context_tokens", q.target.tokens.size()},
+              {"chain", t.chain},
+              {"k", q.k},
+              {"depth", q.depth},
+              {"min_prob", q.min_prob},
+              {"forward_steps", t.forward_steps},
+              {"nodes", std::move(nodes)}};
+  if (!q.target.generation.empty()) {
+    out["generation"] = q.target.generation;
+    out["step"] = q.target.step;
+  }
+  return out;
 }
 
 json run_lens(const LensQuery& q, const ServerLimits& limits, ThreadPool& pool) {

@@ -1,5 +1,5 @@
-// The logit lens and leave-one-out attribution over HTTP (docs/server-api.md, "Inside the
-// model"): POST /v1/logitscope/lens and /v1/logitscope/attribute. A request names either a
+// The logit lens, leave-one-out attribution and the continuation tree over HTTP (docs/lens.md,
+// docs/lab.md): POST /v1/logitscope/lens, /attribute and /tree. A request names either a
 // step of a kept generation (its prompt and the tokens before the step; the step's recorded
 // token, draw and chain) or tokens of its own ("tokens", "prompt" or "messages", the server's
 // defaults with "settings" over them). Parsing happens on the HTTP thread; the model runs on
@@ -47,6 +47,13 @@ struct AttributeQuery {
   std::size_t max_prompt = 256;
 };
 
+struct TreeQuery {
+  InsideTarget target;
+  int k = 3, depth = 3;
+  double min_prob = 0;
+  std::size_t max_nodes = 500;
+};
+
 // The body's context (below), throwing ApiError naming the field: no input or two, a step
 // past the kept tokens, a context longer than the server's.
 InsideTarget inside_target(const nlohmann::json& body, const ServerLimits& limits,
@@ -56,9 +63,12 @@ LensQuery parse_lens(const nlohmann::json& body, const ServerLimits& limits,
                      const KeptLookup& kept);
 AttributeQuery parse_attribute(const nlohmann::json& body, const ServerLimits& limits,
                                const KeptLookup& kept);
+TreeQuery parse_tree(const nlohmann::json& body, const ServerLimits& limits,
+                     const KeptLookup& kept);
 // On the scheduler's thread: the model runs, the response is built.
 nlohmann::json run_lens(const LensQuery& query, const ServerLimits& limits, ThreadPool& pool);
 nlohmann::json run_attribute(const AttributeQuery& query, const ServerLimits& limits,
                              ThreadPool& pool);
+nlohmann::json run_tree(const TreeQuery& query, const ServerLimits& limits, ThreadPool& pool);
 
 }  // namespace ls::server

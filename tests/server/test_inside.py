@@ -1,4 +1,4 @@
-"""POST /v1/logitscope/lens and /v1/logitscope/attribute (issue 45, item 4) on the tiny model,
+"""POST /v1/logitscope/lens, /attribute (issue 45, item 4) and /tree (issue 49) on the tiny model,
 against the CLI run alone (whose numbers tests/reference/test_lens_ref.py and
 test_attribute_ref.py check against numpy):
 
@@ -7,6 +7,7 @@ test_attribute_ref.py check against numpy):
     logits) picks the recorded token again; every raw number equals `lens --tokens <context>`;
   - lens on its own tokens equals the CLI's lens with the same settings and draw;
   - attribution of a kept step equals `attribute --tokens <context> --target <token>` bit for bit;
+  - the tree of a kept step equals `tree --tokens <context>` node for node;
   - generation keeps running while lens requests arrive (both answer);
   - errors: 400 naming the field."""
 import json
@@ -16,7 +17,7 @@ import threading
 from server_util import CHAT, Checker, Server, obj, run_main
 
 c = Checker()
-LENS, ATTR = "/v1/logitscope/lens", "/v1/logitscope/attribute"
+LENS, ATTR, TREE = "/v1/logitscope/lens", "/v1/logitscope/attribute", "/v1/logitscope/tree"
 BASE = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 6, "repetition_penalty": 3,
         "seed": 5, "temperature": 1.0, "logitscope": {"keep": True}}
 BINARY, MODEL = None, None
@@ -94,6 +95,32 @@ def test_own_tokens(s):
             j)
 
 
+def nest(flat):
+    """The route's flat node list (parents first) as the CLI's nested children lists."""
+    out, made = [], []
+    for n in flat:
+        node = {k: n[k] for k in ("id", "token", "prob", "logprob", "raw_logprob", "path_logprob",
+                                  "path_raw_logprob")}
+        node["children"] = []
+        made.append(node)
+        (out if n["parent"] < 0 else made[n["parent"]]["children"]).append(node)
+    return out
+
+
+def test_tree(s):
+    gen, g = kept(s)
+    settings = {"temperature": 0.9, "top_k": 6, "top_p": 1, "repetition_penalty": 3}
+    j = obj(s.post(TREE, {"generation": gen, "step": 2, "k": 2, "depth": 3, "min_prob": 0.05,
+                          "settings": settings}))
+    context = g["prompt_token_ids"] + g["tokens"][:2]
+    cli = cli_json("tree", "--tokens", ",".join(map(str, context)), "--k", "2", "--depth", "3",
+                   "--min-prob", "0.05", "--temperature", "0.9", "--top-k", "6", "--top-p", "1",
+                   "--repetition-penalty", "3", "--min-p", "0", "--do-sample")
+    c.check("tree of a kept step: the CLI's tree on its context, node for node",
+            j.get("chain") == cli["chain"] and nest(j.get("nodes", [])) == cli["children"]
+            and j.get("forward_steps") == 3, (j.get("chain"), cli["chain"]))
+
+
 def test_while_generating(s):
     results = {}
 
@@ -130,6 +157,10 @@ def test_errors(s):
         (ATTR, {"tokens": [1, 2], "max_prompt": 5000}, "max_prompt"),
         (ATTR, {"tokens": [1, 2], "target": -1}, "target"),
         (ATTR, {"tokens": [1, 2], "replace_with": "x"}, "replace_with"),
+        (TREE, {"tokens": [1], "k": 10, "depth": 4}, "max_nodes"),
+        (TREE, {"tokens": [1], "k": 0}, "k"),
+        (TREE, {"tokens": [1], "depth": 17}, "depth"),
+        (TREE, {"tokens": [1], "min_prob": 2}, "min_prob"),
     ]
     for path, body, field in cases:
         r = s.post(path, body)
@@ -145,6 +176,7 @@ def run(binary, model, servers):
     servers.append(s)
     c.section("a kept step", test_kept_step, s)
     c.section("tokens, prompt and messages of the request's own", test_own_tokens, s)
+    c.section("the continuation tree", test_tree, s)
     c.section("beside a running generation", test_while_generating, s)
     c.section("errors", test_errors, s)
 
