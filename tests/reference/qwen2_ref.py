@@ -24,6 +24,10 @@ rope_scaling: null / {} / rope_type "default" = plain RoPE; rope_type (or legacy
 
 The .npy written is float64 with shape [T, vocab_size] (or [1, vocab_size]
 with --last-only).
+
+Qwen2Ref.lens_logits(tokens, position) is the logit lens: [n_layers + 1, vocab], row l the
+residual stream after l layers (0: the embedding) through the final norm and the LM head
+(residual_stream(tokens) gives the residuals themselves).
 """
 import argparse
 import json
@@ -414,15 +418,25 @@ class Qwen2Ref:
         x = x + linear(silu(g) * u, w[p + "mlp.down_proj.weight"])
         return x
 
-    def hidden(self, tokens):
+    def _bf16_mode(self, fn, *args):
+        """fn(*args) with the module's BF16_ACTIVATIONS set to this model's setting."""
         global BF16_ACTIVATIONS
         saved, BF16_ACTIVATIONS = BF16_ACTIVATIONS, self.bf16_activations
         try:
-            return self._hidden(tokens)
+            return fn(*args)
         finally:
             BF16_ACTIVATIONS = saved
 
-    def _hidden(self, tokens):
+    def hidden(self, tokens):
+        return self._bf16_mode(self._hidden, tokens)
+
+    def residual_stream(self, tokens):
+        """float64 [n_layers + 1, T, hidden]: row l is the residual stream after l decoder layers
+        (row 0 the token embeddings, row n_layers the input of the final norm)."""
+        return np.stack(self._bf16_mode(self._residuals, tokens))
+
+    def _residuals(self, tokens):
+        """[x_0, ..., x_L]: the residual stream [T, hidden] before the first layer and after each."""
         c = self.cfg
         tokens = np.asarray(tokens, dtype=np.int64)
         if tokens.ndim != 1 or len(tokens) == 0:
@@ -432,21 +446,49 @@ class Qwen2Ref:
         x = self.w["model.embed_tokens.weight"][tokens]
         inv_freq, attention_factor = rope_parameters(c)
         cos, sin = rope_cos_sin(np.arange(len(tokens)), c.head_dim, c.rope_theta, inv_freq, attention_factor)
+        out = [x]
         for i in range(c.num_hidden_layers):
             x = self.layer(i, x, cos, sin)
-        return rms_norm(x, self.w["model.norm.weight"], c.rms_norm_eps)
+            out.append(x)
+        return out
 
-    def logits(self, tokens, rows=None, last_only=False):
-        """float64 logits [T, vocab_size] for every position (only vocab ids `rows` if given;
-        only the last position, [1, vocab], if last_only)."""
+    def final_norm(self, x):
+        return rms_norm(x, self.w["model.norm.weight"], self.cfg.rms_norm_eps)
+
+    def _hidden(self, tokens):
+        return self.final_norm(self._residuals(tokens)[-1])
+
+    def head(self, hid, rows=None):
+        """Final-normed hidden states [N, hidden] -> logits [N, vocab] (only vocab ids `rows` if given)."""
         head = self.lm_head if rows is None else self.lm_head[rows]
-        hid = self.hidden(tokens)
-        if last_only:
-            hid = hid[-1:]
         if self.bf16_activations:
             hid = round_bf16(hid)
         # einsum (no BLAS) is exact float64 too and faster than a reference-BLAS gemm here
         return np.einsum("td,vd->tv", hid, head, optimize=False)
+
+    def lens_logits(self, tokens, position=None):
+        """The logit lens: float64 [n_layers + 1, vocab]. Row l is the residual stream at input
+        `position` (0-based; default the last; negative counts from the end) after l decoder
+        layers (l = 0: the token embedding), put through the final RMSNorm (model.norm.weight)
+        and the LM head. Unlike transformers' output_hidden_states, whose last entry already
+        has the final norm applied, every row here is the pre-norm residual, so row n_layers is
+        the model's own logits at that position (== logits(tokens)[position])."""
+        T = len(tokens)
+        p = T - 1 if position is None else int(position)
+        if p < 0:
+            p += T
+        if not 0 <= p < T:
+            raise ValueError("position %s outside [0, %d)" % (position, T))
+        res = self._bf16_mode(self._residuals, list(tokens)[:p + 1])  # causal: later tokens cannot matter
+        return self.head(self.final_norm(np.stack([x[p] for x in res])))
+
+    def logits(self, tokens, rows=None, last_only=False):
+        """float64 logits [T, vocab_size] for every position (only vocab ids `rows` if given;
+        only the last position, [1, vocab], if last_only)."""
+        hid = self.hidden(tokens)
+        if last_only:
+            hid = hid[-1:]
+        return self.head(hid, rows)
 
 
 QwenRef = Qwen2Ref  # the same class serves both families (cfg.model_type)

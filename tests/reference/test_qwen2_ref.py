@@ -625,6 +625,81 @@ class Model(unittest.TestCase):
         np.testing.assert_allclose(np.load(out), ref.forward(self.d, [1, 2, 3])[-1:], rtol=0, atol=1e-13)
 
 
+class Lens(unittest.TestCase):
+    """Qwen2Ref.lens_logits (the logit lens): row l = final norm + head of the residual stream
+    after l layers at one position."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def model(self, family="qwen2", tied=False, dtype="F32", layers=3, **kw):
+        rng = np.random.default_rng(77 + layers + tied)
+        w, cfg = st_write.random_model(rng, hidden=16, layers=layers, vocab=60, tied=tied, family=family,
+                                       head_dim=8 if family == "qwen3" else None, theta=1e4, **kw)
+        st_write.write_model(self.d, w, cfg, dtype=dtype)
+        return w, cfg
+
+    TOKS = [3, 0, 59, 7, 7, 21, 1, 30]
+
+    def test_last_row_is_logits(self):
+        for family, tied, dtype, bf16 in (("qwen2", False, "F32", False), ("qwen3", True, "F32", False),
+                                          ("qwen2", True, "BF16", True)):
+            self.model(family, tied, dtype)
+            m = ref.Qwen2Ref(self.d, bf16_activations=bf16)
+            L = m.cfg.num_hidden_layers
+            full = m.logits(self.TOKS)
+            lens = m.lens_logits(self.TOKS)
+            self.assertEqual(lens.shape, (L + 1, 60))
+            self.assertEqual(lens.dtype, np.float64)
+            np.testing.assert_allclose(lens[L], full[-1], rtol=0, atol=1e-12)
+            for p in (0, 3, len(self.TOKS) - 1, -2):
+                np.testing.assert_allclose(m.lens_logits(self.TOKS, p)[L], full[p], rtol=0, atol=1e-12)
+            # position p only sees tokens[:p+1]: what follows it changes nothing
+            np.testing.assert_allclose(m.lens_logits(self.TOKS, 2), m.lens_logits(self.TOKS[:3] + [5, 5], 2),
+                                       rtol=0, atol=1e-12)
+            with self.assertRaises(ValueError):
+                m.lens_logits(self.TOKS, len(self.TOKS))
+
+    def test_row0_is_embedding_through_norm_and_head(self):
+        for tied in (False, True):
+            w, cfg = self.model(tied=tied)
+            m = ref.Qwen2Ref(self.d)
+            E = w["model.embed_tokens.weight"].astype(np.float64)
+            head = E if tied else w["lm_head.weight"].astype(np.float64)
+            nw = w["model.norm.weight"].astype(np.float64)
+            for p in (0, 4, len(self.TOKS) - 1):
+                e = E[self.TOKS[p]]
+                want = head @ (e / np.sqrt(np.mean(e * e) + cfg["rms_norm_eps"]) * nw)
+                np.testing.assert_allclose(m.lens_logits(self.TOKS, p)[0], want, rtol=0, atol=1e-12)
+
+    def test_middle_rows_are_truncated_models(self):
+        # row l == the logits of the same weights with only the first l layers (config edited)
+        for family in ("qwen2", "qwen3"):
+            self.model(family, layers=4)
+            m = ref.Qwen2Ref(self.d)
+            lens = m.lens_logits(self.TOKS, 5)
+            rows = []
+            for l in range(0, 5):
+                m.cfg.num_hidden_layers = l
+                rows.append(m.logits(self.TOKS)[5])
+            m.cfg.num_hidden_layers = 4
+            np.testing.assert_allclose(lens, np.array(rows), rtol=0, atol=1e-12)
+            # and the rows do differ from layer to layer (the check above has power)
+            self.assertGreater(np.abs(np.diff(lens, axis=0)).max(axis=1).min(), 1e-2)
+
+    def test_residual_stream(self):
+        self.model("qwen3", layers=2)
+        m = ref.Qwen2Ref(self.d)
+        r = m.residual_stream(self.TOKS)
+        self.assertEqual(r.shape, (3, len(self.TOKS), 16))
+        np.testing.assert_array_equal(r[0], m.w["model.embed_tokens.weight"][self.TOKS])
+        np.testing.assert_allclose(m.final_norm(r[2]), m.hidden(self.TOKS), rtol=0, atol=1e-13)
+
+
 def torch_yarn(torch, cfg, dtype):
     """YaRN's inv_freq and attention factor written the way transformers'
     _compute_yarn_parameters writes them (torch ops; dtype float32 is what transformers runs,
