@@ -172,7 +172,7 @@ void run_chat(ChatCli& o) {
           fmt::print(stderr, "{}", decode::format_step(s, go.token_bytes));
         };
       }
-      decode::GenerationConfig turn = config;
+      decode::GenerationConfig turn = for_reply(config, text, lm);
       turn.num_return_sequences = 1;
       // A fixed --seed gives each turn its own draws (seed + turn number), reproducibly: the
       // same seed every turn would replay the same random numbers in every reply.

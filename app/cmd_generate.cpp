@@ -164,7 +164,7 @@ void run_generate_batch(GenerateCli& o) {
         if (st.step < o.trace) out += decode::format_step(st, token_bytes);
       };
     }
-    jobs.push_back({ids[i], config, std::move(go)});
+    jobs.push_back({ids[i], for_reply(config, rendered[i], lm), std::move(go)});
   }
   // Nothing streams in a batch: the progress line counts every prompt's tokens.
   std::optional<Progress> progress;
@@ -232,8 +232,9 @@ void run_generate(GenerateCli& o) {
   o.trace = trace_steps(o);
   if (!o.prompts.empty()) return run_generate_batch(o);
   LoadedModel lm = load_model(o.model);
-  decode::GenerationConfig config = generation_config_from(o.flags, lm);
   const std::vector<std::int32_t> ids = prompt_tokens(o.prompt, lm);
+  decode::GenerationConfig config =
+      for_reply(generation_config_from(o.flags, lm), o.prompt.rendered, lm);
   ThreadPool pool(o.model.threads);
   engine::Engine session_source(lm.model(), pool);
   RecordingSource recorder(session_source);

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 
+#include "chat/reasoning.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "decode/words.h"
+#include "grammar/compose.h"
 #include "grammar/json_schema.h"
 #include "tokenizer/tokenizer.h"
 
@@ -164,6 +166,24 @@ std::vector<std::span<const float>> RecordingSource::step(std::span<const decode
 void RecordingSource::release(int seq) {
   if (seq == 0) done_ = true;
   inner_.release(seq);
+}
+
+decode::GenerationConfig for_reply(const decode::GenerationConfig& config,
+                                   const std::string& rendered, const LoadedModel& lm) {
+  if (!config.constraint || rendered.empty()) return config;
+  std::string source;
+  try {
+    source = lm.chat_template().source;
+  } catch (const Error&) {
+    return config;  // no template: the prompt was not a chat
+  }
+  if (!chat::reply_opens_thinking(source, rendered)) return config;
+  decode::GenerationConfig out = config;
+  const grammar::Constraint& c = *config.constraint;
+  auto g = std::make_shared<const grammar::Grammar>(grammar::after_thinking(*c.grammar));
+  out.constraint = std::make_shared<const grammar::Constraint>(
+      grammar::Constraint{std::move(g), c.vocabulary, c.description + " after </think>"});
+  return out;
 }
 
 decode::GenerationConfig replay_config(const inspect::Recording& rec, const std::string& trace_path,

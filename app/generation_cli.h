@@ -44,6 +44,11 @@ std::shared_ptr<const grammar::Constraint> constraint_from(const GenerationFlags
 // `tokenizer` may be null, then --ban-word/--logit-bias-word are an error. Not validated.
 void apply_generation_flags(decode::GenerationConfig& config, const GenerationFlags& f,
                             const Tokenizer* tokenizer, const std::vector<std::string>& skip = {});
+// `config` for a reply to `rendered` (the prompt text tokenized; "" for --tokens): when the
+// chat template writes <think> blocks and the prompt leaves one to open, the constraint (if
+// any) is moved after "</think>", as the server does for a thinking model.
+decode::GenerationConfig for_reply(const decode::GenerationConfig& config,
+                                   const std::string& rendered, const LoadedModel& lm);
 // A recorded generation's settings (its trace header) with the flags over them, and its grammar
 // (rebuilt from the header) unless the flags give another: what replay and lens --trace run.
 // Not validated.

@@ -93,4 +93,11 @@ ReasoningDelta split_reasoning(std::string_view reply) {
   return out;
 }
 
+bool reply_opens_thinking(std::string_view template_source, std::string_view prompt) {
+  if (template_source.find("</think>") == std::string_view::npos) return false;
+  const std::size_t turn = prompt.rfind("<|im_start|>assistant");
+  if (turn == std::string_view::npos) return false;  // not a chat prompt awaiting a reply
+  return prompt.find("</think>", turn) == std::string_view::npos;
+}
+
 }  // namespace ls::chat

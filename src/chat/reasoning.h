@@ -29,4 +29,11 @@ class ReasoningSplitter {
 // The whole reply at once.
 ReasoningDelta split_reasoning(std::string_view reply);
 
+// Whether the reply to `prompt` (a rendered chat prompt) opens with a reasoning block: the
+// template writes <think> blocks (its source mentions "</think>"), the prompt ends in an
+// assistant turn ("<|im_start|>assistant") and that turn has not closed a block already (Qwen3 with
+// enable_thinking false ends its prompt with an empty block). A constraint on such a reply starts
+// after "</think>".
+bool reply_opens_thinking(std::string_view template_source, std::string_view prompt);
+
 }  // namespace ls::chat

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "chat/reasoning.h"
 #include "decode/words.h"
 #include "server/refused_fields.h"
 #include "server/structured_output.h"
@@ -522,12 +523,7 @@ ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits,
   r.reasoning = limits.model->chat_template().source.find("</think>") != std::string::npos;
   const Tokenizer& tok = limits.model->require_tokenizer("messages");
   r.jobs.push_back(make_job(body, r, tok.encode(text), limits));
-  // A thinking reply opens with <think> unless the prompt already closed the block (Qwen3 with
-  // enable_thinking false ends its prompt with an empty one).
-  const std::size_t turn = text.rfind("<|im_start|>assistant");
-  const bool thinking =
-      r.reasoning &&
-      text.find("</think>", turn == std::string::npos ? 0 : turn) == std::string::npos;
+  const bool thinking = chat::reply_opens_thinking(limits.model->chat_template().source, text);
   r.jobs.back().config.constraint =
       request_constraint(body, true, tools, limits, thinking, written);
   r.prompt_texts.push_back(text);

@@ -65,3 +65,19 @@ TEST(Reasoning, PiecesAtEveryByteGiveTheWholeSplit) {
 }
 
 }  // namespace
+
+// When a constraint must wait for "</think>": a thinking template, a prompt awaiting the
+// assistant's reply, no block closed in that turn.
+TEST(ReplyOpensThinking, OnlyForAThinkingTemplatesOpenAssistantTurn) {
+  const std::string thinking = "{{ '<think>' }}...{{ '</think>' }}";
+  const std::string plain = "{{ messages }}";
+  const std::string asks = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
+  EXPECT_TRUE(ls::chat::reply_opens_thinking(thinking, asks));
+  EXPECT_FALSE(ls::chat::reply_opens_thinking(plain, asks));
+  // enable_thinking false: the prompt closes an empty block itself.
+  EXPECT_FALSE(ls::chat::reply_opens_thinking(thinking, asks + "<think>\n\n</think>\n\n"));
+  // An earlier turn's closed block does not count.
+  EXPECT_TRUE(ls::chat::reply_opens_thinking(
+      thinking, "<|im_start|>assistant\n<think>a</think>b<|im_end|>\n" + asks));
+  EXPECT_FALSE(ls::chat::reply_opens_thinking(thinking, "plain text, no chat"));
+}

@@ -126,6 +126,31 @@ def main():
         check(r.returncode != 0 and "--json-object" in r.stderr and "--grammar" in r.stderr,
               "--grammar with --json-object: a usage error naming both", r.stderr)
 
+        # A thinking template (Qwen3's): under --chat the constraint starts after </think>, so
+        # the reply opens with "<think>" (the token 151667, or its text in pieces: the grammar
+        # allows any spelling); --no-think closes the block in the prompt, and the constraint
+        # applies from the first token.
+        q3 = os.path.join(tmp, "qwen3")
+        subprocess.run([exe, "synth", "--shape", "qwen3-tiny", "--out", q3, "--tokenizer-from",
+                        tokenizer], check=True, capture_output=True)
+        for extra, thinking in ([], True), (["--no-think"], False):
+            r = subprocess.run([exe, "generate", "--model", q3, "--prompt", "Hi", "--chat",
+                                "--json-object", "--max-new-tokens", "3", "--json", *extra],
+                               capture_output=True, text=True)
+            rows = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+            steps = [x for x in rows if "chosen" in x]
+            value = rows[0].get("settings", {}).get("grammar", {}).get("value", "") if rows else ""
+            text = rows[-1].get("text", "") if rows else ""
+            if thinking:
+                ok = value.endswith("after </think>") and (
+                    text.startswith("<think>") or (text and "<think>".startswith(text)))
+            else:
+                ok = "after" not in value and not text.startswith("<")
+            check(r.returncode == 0 and ok,
+                  f"generate --chat --json-object {' '.join(extra)} on Qwen3: "
+                  f"{'opens <think> first' if thinking else 'JSON from the first token'}",
+                  (value, text, r.stderr[-200:]))
+
     print(f"{len(failures)} failures")
     sys.exit(1 if failures else 0)
 
