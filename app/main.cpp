@@ -30,8 +30,10 @@ std::size_t distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-// After "The following arguments were not expected": the closest flag of the command for each.
-void suggest_flags(const CLI::App& app) {
+// For "The following arguments were not expected": the closest flag of the command for each
+// unknown one, one line each ("" when none is close: CLI11's own message is printed then).
+std::string suggest_flags(const CLI::App& app) {
+  std::string out;
   for (const CLI::App* sub : app.get_subcommands()) {
     for (const std::string& arg : sub->remaining()) {
       if (arg.rfind("--", 0) != 0) continue;
@@ -44,10 +46,11 @@ void suggest_flags(const CLI::App& app) {
           if (d < best_d) best_d = d, best = "--" + name;
         }
       if (!best.empty())
-        std::fprintf(stderr, "logitscope %s: unknown flag %s; did you mean %s?\n",
-                     sub->get_name().c_str(), flag.c_str(), best.c_str());
+        out += "logitscope " + sub->get_name() + ": unknown flag " + flag + "; did you mean " +
+               best + "?\n";
     }
   }
+  return out;
 }
 
 }  // namespace
@@ -104,8 +107,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version are "errors" that CLI11 answers with status 0; every other parse
     // error is a usage error (status 2), its message naming the flag.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      const std::string suggestions = suggest_flags(app);
+      if (!suggestions.empty()) {  // one message, not CLI11's and ours
+        std::fprintf(stderr, "%sRun with --help for more information.\n", suggestions.c_str());
+        return ls::app::kExitUsage;
+      }
+    }
     const int code = app.exit(e);
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) suggest_flags(app);
     return code == 0 ? 0 : ls::app::kExitUsage;
   } catch (const ls::Error& e) {
     std::fflush(stdout);

@@ -78,6 +78,12 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
         "{}: not a model directory (expected config.json and *.safetensors inside) nor a .gguf "
         "file",
         path);
+  if (!fs::exists(fs::path(path) / "config.json"))
+    fail(
+        "{}: not a model directory: it has no config.json (a Hugging Face model directory holds "
+        "config.json and *.safetensors; or give a .gguf file, or a model id such as "
+        "Qwen/Qwen2.5-0.5B-Instruct)",
+        path);
   ModelConfig config = load_model_config((fs::path(path) / "config.json").string());
   TensorStore store = TensorStore::open_hf_dir(path);
   std::unique_ptr<Model> m(new Model(path, std::move(config), std::move(store), options));

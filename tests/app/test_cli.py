@@ -84,8 +84,13 @@ def check_polish(model, tmp):
        and "greedy" in r.stderr, r.stderr.strip())
     ok("a greedy run prints no seed", "seed" not in r.stderr, r.stderr.strip())
     r = run(["generate", "--model", model, "--tokens", "1", "--tempreature", "0.5"])
-    ok("an unknown flag gets the closest name", r.returncode == 2 and
-       "did you mean --temperature?" in r.stderr, r.stderr.strip())
+    ok("an unknown flag gets the closest name, in one message", r.returncode == 2 and
+       "did you mean --temperature?" in r.stderr and "not expected" not in r.stderr,
+       r.stderr.strip())
+    r = run(["next", "--model", tmp, "--tokens", "1"])
+    ok("--model DIR without config.json: says it is not a model directory",
+       r.returncode == 1 and "not a model directory" in r.stderr and "config.json" in r.stderr,
+       r.stderr.strip())
     gguf = os.path.join(tmp, "polish.gguf")
     r = run(["quantize", "--model", model, "--type", "q8_0", "--out", gguf])
     a = run(["tokenize", "--model", gguf, "--text", "Hello, 世界", "--json"])
