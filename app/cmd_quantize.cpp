@@ -57,17 +57,24 @@ void add_quantize_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
-      "quantize",
-      "Write a Hugging Face model directory as one GGUF file (llama.cpp layout). Norms and "
-      "biases stay F32; matrices whose rows are not whole blocks of the type fall back as "
-      "llama-quantize does (Q2_K, Q3_K to IQ4_NL, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0; F16 "
-      "when not even whole 32-blocks), and are listed. The mixes q5_k_m, q4_k_m, q3_k_m and q2_k "
-      "choose each matrix's type as llama-quantize does: the output matrix (or the tied token "
-      "embedding) Q6_K, Q8_0 for rows that are not whole 256-blocks; attn_v and ffn_down of the "
-      "first and last eighth of the layers and every third between them Q6_K (q4_k_m, q5_k_m); "
-      "q3_k_m: attn_v Q5_K in layers 0-1 else Q4_K, ffn_down Q5_K in the first sixteenth else "
-      "Q4_K, attn_output Q4_K; q2_k: attn_v Q4_K (Q3_K below 4 query heads per key-value head), "
-      "ffn_down and attn_output Q3_K; everything else the mix's K-quant");
+      "quantize", "Write a Hugging Face model directory as one GGUF file (llama.cpp layout)");
+  // The details go below the options, paragraph by paragraph, not into the command list.
+  cmd->footer(
+      "Norms and biases stay F32. Matrices whose rows are not whole blocks of the type fall back "
+      "as llama-quantize does (Q2_K, Q3_K to IQ4_NL, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0; "
+      "F16 when not even whole 32-blocks), and are listed.\n\n"
+      "The mixes q5_k_m, q4_k_m, q3_k_m and q2_k choose each matrix's type as llama-quantize "
+      "does:\n"
+      "  all: the output matrix (or the tied token embedding) Q6_K, Q8_0 for rows that are not "
+      "whole 256-blocks\n"
+      "  q4_k_m, q5_k_m: attn_v and ffn_down of the first and last eighth of the layers and "
+      "every third between them Q6_K\n"
+      "  q3_k_m: attn_v Q5_K in layers 0-1 else Q4_K, ffn_down Q5_K in the first sixteenth else "
+      "Q4_K, attn_output Q4_K\n"
+      "  q2_k: attn_v Q4_K (Q3_K below 4 query heads per key-value head), ffn_down and "
+      "attn_output Q3_K\n"
+      "  everything else: the mix's K-quant\n\n" +
+      app.get_footer());
   cmd->add_option("--model", o->q.model_dir,
                   "Hugging Face model directory, or a model id in the Hugging Face cache")
       ->required();
