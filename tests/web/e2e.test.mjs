@@ -5,12 +5,16 @@
 // them in the page when the temperature changes (checked against POST /v1/logitscope/replay),
 // and forks a second branch from a token the run did not choose. Before that, "Inside the model"
 // of the selected step: the logit lens strip and table, and the attribution heat map, each
-// checked against the server's POST /v1/logitscope/lens and /attribute. Nothing may load from
-// another host (every other host is aborted and counted), and no console or page error may occur.
+// checked against the server's POST /v1/logitscope/lens and /attribute, and the continuation
+// tree (one row per node of POST /v1/logitscope/tree, its probabilities, the recorded branch).
+// Last, a generation at temperature 2 with no truncation: a clicked token ranked beyond its
+// step's 10 rows gets an extra row with the rank the test computes from the kept raw logits.
+// Nothing may load from another host (every other host is aborted and counted), and no console
+// or page error may occur.
 // Then a second, short phase against a server started with --api-key: the first load's 401
 // shows the banner and the "API key" field, the key typed there (sessionStorage) is sent as
 // `Authorization: Bearer KEY` on every /v1 request, and a 4-token generation shows its chips.
-// Screenshots: ARTIFACTS/web-generated.png, ARTIFACTS/web-after-fork.png, ARTIFACTS/web-api-key.png.
+// Screenshots: ARTIFACTS/web-generated.png, web-tree.png, web-after-fork.png, web-api-key.png.
 //
 //   node e2e.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
 //                     [--artifacts DIR] [--model DIR] [--chromium /usr/bin/chromium]
@@ -21,6 +25,8 @@
 // data-id and data-prob, each with a data-testid="fork" button; data-testid="branch" per branch;
 // "lens-open", "lens-cell" (data-layer, data-prob), "lens-row" with "lens-entropy" and "lens-rank",
 // "attribution-compute", "attr-token" (data-position, data-delta), "attribution-top" rows;
+// "tree-k", "tree-depth", "tree-compute", "tree-problem", "tree-node" (data-index, data-prob,
+// data-recorded; "tree-prob", "tree-path-prob"), "tree-chain"; candidate rows' data-extra, data-rank;
 // data-testid="api-key" (the password field labelled "API key") and "api-key-save"; "max_tokens".
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -365,6 +371,151 @@ async function checkInside(page, srv, gid, gen, requests) {
   console.log(`inside the model: lens ${lensMs} ms, attribution ${attrMs} ms in the page, ${Date.now() - start} ms in all`);
 }
 
+// The continuation tree of the selected step (docs/lab.md): nothing is asked before its button;
+// k 3, depth 3 renders one row per node of the server's POST /v1/logitscope/tree, each with the
+// server's probability (shown as the page formats it) and path probability, the recorded branch
+// (tokens[STEP], tokens[STEP + 1], ...) marked as far as the tree holds it, the chain named; a
+// tree too large for the page is refused before any request; a toggle hides a node's children.
+const fmtProb = (p) => (!Number.isFinite(p) ? "—" : p === 0 ? "0" : Math.abs(p) < 1e-3 ? p.toExponential(1) : p.toFixed(4));
+
+async function checkTree(page, srv, gid, gen, requests, artifacts) {
+  const start = Date.now();
+  const asked = () => requests.filter((u) => u === srv.origin + "/v1/logitscope/tree").length;
+  check("no tree request before its button is pressed", asked() === 0, asked());
+  await setValue(page, "tree-k", "10");
+  await setValue(page, "tree-depth", "4");
+  const refused = await page.locator('[data-testid="tree-problem"]').textContent({ timeout: WAIT }).catch(() => null);
+  const disabled = await page.locator('[data-testid="tree-compute"]').isDisabled();
+  check("k 10, depth 4 (11110 nodes) is refused in the page, the button disabled",
+        /11110 nodes/.test(refused ?? "") && disabled && asked() === 0, { refused, disabled });
+  await setValue(page, "tree-k", "3");
+  await setValue(page, "tree-depth", "3");
+  const t0 = Date.now();
+  await page.locator('[data-testid="tree-compute"]').click({ timeout: WAIT });
+  await page.waitForSelector('[data-testid="tree"], [data-testid="tree-error"]', { timeout: WAIT });
+  const treeMs = Date.now() - t0;
+  const err = await page.locator('[data-testid="tree-error"]').textContent({ timeout: 1 }).catch(() => null);
+  check(`the tree appears (${treeMs} ms)`, err === null, err);
+  const want = await api(srv, "POST", "/v1/logitscope/tree", { generation: gid, step: STEP, k: 3, depth: 3, min_prob: 0 });
+  check(`POST /v1/logitscope/tree step ${STEP} k 3 depth 3: 200`, want.status === 200, want.text.slice(0, 300));
+  const T = want.json;
+  if (err !== null || !T) return;
+  const nodes = await page.$$eval('[data-testid="tree-node"]', (els) => els.map((e) => ({
+    index: Number(e.getAttribute("data-index")), id: Number(e.getAttribute("data-id")),
+    prob: Number(e.getAttribute("data-prob")), recorded: e.getAttribute("data-recorded") === "true",
+    shown: e.querySelector(':scope > .tree-row [data-testid="tree-prob"]')?.textContent,
+    path: e.querySelector(':scope > .tree-row [data-testid="tree-path-prob"]')?.textContent,
+    parent: Number(e.parentElement?.closest('[data-testid="tree-node"]')?.getAttribute("data-index") ?? -1),
+  })));
+  check(`one rendered node per server node (${T.nodes.length})`, nodes.length === T.nodes.length && T.nodes.length > 0,
+        { page: nodes.length, server: T.nodes.length });
+  const bad = nodes.filter((n) => {
+    const w = T.nodes[n.index];
+    return !w || w.id !== n.id || w.parent !== n.parent || !close(n.prob, w.prob, 1e-12)
+      || n.shown !== fmtProb(w.prob) || n.path !== fmtProb(Math.exp(w.path_logprob));
+  });
+  check("every node sits under its parent with the server's token, probability and path probability", bad.length === 0,
+        bad.slice(0, 3));
+  const first = nodes.find((n) => n.index === 0);
+  check(`node 0 shows p ${fmtProb(T.nodes[0].prob)} (server prob ${T.nodes[0].prob})`, first?.shown === fmtProb(T.nodes[0].prob), first);
+  const branch = [];
+  for (let d = 0, parent = -1; STEP + d < gen.tokens.length; d++) {
+    const i = T.nodes.findIndex((n) => n.parent === parent && n.id === gen.tokens[STEP + d]);
+    if (i < 0) break;
+    branch.push(i);
+    parent = i;
+  }
+  const marked = nodes.filter((n) => n.recorded).map((n) => n.index);
+  check(`the recorded branch (tokens ${gen.tokens.slice(STEP, STEP + 3).join(", ")}) is marked: nodes ${JSON.stringify(branch)}`,
+        JSON.stringify(marked) === JSON.stringify(branch), marked);
+  const head = await page.locator('[data-testid="tree-chain"]').textContent({ timeout: WAIT });
+  check("the tree names the chain it used", head.includes(T.chain) && T.chain.length > 0, head);
+  await page.setViewportSize({ width: 1280, height: 1600 }); // the side panel scrolls: make room for the whole tree
+  await page.locator('[data-testid="tree-part"]').evaluate((e) => e.scrollIntoView());
+  await page.locator('[data-testid="tree-part"]').screenshot({ path: path.join(artifacts, "web-tree.png") });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  check(`screenshot ${path.join(artifacts, "web-tree.png")}`, true);
+  const toggle = page.locator('[data-testid="tree-node"][data-index="0"] > .tree-row .tree-toggle');
+  if (await toggle.count()) {
+    await toggle.click({ timeout: WAIT });
+    const hidden = await page.$$eval('[data-testid="tree-node"]', (els) => els.filter((e) => e.offsetParent === null).length);
+    const under = T.nodes.filter((n, i) => { for (let p = n.parent; p >= 0; p = T.nodes[p].parent) if (p === 0) return true; return false; }).length;
+    check(`closing node 0 hides its ${under} descendants`, hidden === under, hidden);
+    await toggle.click({ timeout: WAIT });
+  }
+  console.log(`continuation tree: ${treeMs} ms in the page, ${Date.now() - start} ms in all`);
+}
+
+// A step whose token lies beyond its candidate rows (issue 49): a new generation at temperature
+// 2 with no truncation, so tokens come from deep in the distribution; the test ranks the chosen
+// token of each step itself from the kept raw logits (repetition penalty over prompt + earlier
+// tokens, then temperature, float32 like the chain; score descending, ties by lower id), and the
+// row the page adds for the clicked token must carry that rank.
+async function rawLogits(srv, gid, k) {
+  const r = await fetch(`${srv.origin}/v1/logitscope/generations/${gid}/logits/${k}`, { signal: AbortSignal.timeout(WAIT) });
+  if (!r.ok) throw new Error(`GET logits ${gid}/${k}: ${r.status}`);
+  return new Float32Array(await r.arrayBuffer());
+}
+
+function finalRank(logits, history, penalty, temperature, id) {
+  const s = Float32Array.from(logits);
+  for (const t of new Set(history)) s[t] = s[t] < 0 ? s[t] * penalty : s[t] / penalty;
+  for (let i = 0; i < s.length; i++) s[i] = s[i] / temperature;
+  const ids = Array.from(s.keys());
+  ids.sort((a, b) => s[b] - s[a] || a - b);
+  return ids.indexOf(id) + 1;
+}
+
+async function checkRankRow(page, srv, ids, known) {
+  const start = Date.now();
+  await setValue(page, "temperature", "2");
+  await setValue(page, "top_k", "0");
+  await setValue(page, "top_p", "1");
+  await setValue(page, "max_tokens", "4");
+  await setValue(page, "prompt", "北京");
+  await armStateWatch(page);
+  await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
+  await page.waitForFunction(
+    () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"),
+    null, { timeout: WAIT });
+  await stateNotError(page, "generate at temperature 2");
+  const hid = await poll(async () => (await ids()).find((x) => !known.includes(x)));
+  const g = hid === undefined ? null : await api(srv, "GET", `/v1/logitscope/generations/${hid}`);
+  check("the temperature-2 generation was kept", g?.status === 200, g?.text?.slice(0, 200));
+  if (!g?.json) return;
+  const G = g.json;
+  const s = G.header.settings;
+  check("it ran at temperature 2 with no top_k or top_p", s.temperature.value === 2 && s.top_k.value === 0 && s.top_p.value === 1,
+        G.header.chain);
+  let step = -1;
+  let rank = 0;
+  for (let k = 0; k < G.tokens.length && step < 0; k++) {
+    const history = [...G.prompt_token_ids, ...G.tokens.slice(0, k)];
+    const r = finalRank(await rawLogits(srv, hid, k), history, s.repetition_penalty.value, s.temperature.value, G.tokens[k]);
+    if (r > 10) [step, rank] = [k, r];
+  }
+  check("a step whose token ranks beyond the 10 rows the trace lists", step >= 0, { step, rank });
+  if (step < 0) return;
+  await page.locator(`[data-testid="token"][data-step="${step}"]`).first().click({ timeout: WAIT });
+  const sel = '[data-testid="candidates"][data-source="recorded"] [data-extra="recorded"]';
+  await page.waitForFunction((q) => {
+    const r = document.querySelector(q);
+    return r && /^\d+$/.test(r.getAttribute("data-rank") ?? "");
+  }, sel, { timeout: WAIT }).catch(() => null);
+  const row = await page.$eval(sel, (r) => ({
+    id: Number(r.getAttribute("data-id")), rank: r.getAttribute("data-rank"), prob: Number(r.getAttribute("data-prob")),
+    shown: r.querySelector('[data-testid="candidate-rank"]')?.textContent, text: r.textContent,
+  })).catch(() => null);
+  const rows = await page.$$eval('[data-testid="candidates"] tbody tr', (els) => els.length);
+  check(`step ${step}'s token ${G.tokens[step]} has an extra row after the 10 shown, with rank ${rank} (from the raw logits)`,
+        row !== null && row.id === G.tokens[step] && row.rank === String(rank) && row.shown === String(rank) && rows === 11
+        && /beyond top 10/.test(row.text), { row, rows });
+  const chip = await page.locator(`[data-testid="token"][data-step="${step}"]`).first().getAttribute("data-prob");
+  check("the extra row's probability is the chip's (the recorded final probability)", row !== null && close(row.prob, Number(chip)),
+        { row: row?.prob, chip });
+  console.log(`the clicked token's own row: ${Date.now() - start} ms`);
+}
+
 async function runPage(srv, browser, artifacts) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const consoleErrors = [];
@@ -501,18 +652,11 @@ async function runPage(srv, browser, artifacts) {
     const rec = await api(srv, "POST", "/v1/logitscope/replay", { generation: gid, step: STEP, top_n: 50 });
     check("POST replay (recorded settings, focus step 2): 200", rec.status === 200, rec.text.slice(0, 300));
     const recFocus = rec.json?.focus;
+    // The step's own token always has a row: an extra one (data-extra) when it ranks beyond the list.
+    check(`the recorded token of step ${STEP} (${chosenId}) has a row`, chosenRow !== undefined, recorded.rows.map((r) => r.id));
     if (chosenRow !== undefined) {
-      check(`the recorded token of step ${STEP} (${chosenId}) has a row`, true, recorded.rows.map((r) => r.id));
       check("the chip's data-prob equals the chosen row's data-prob", close(Number(chip.prob), chosenRow.prob),
             { chip: chip.prob, row: chosenRow });
-    } else {
-      // The panel lists the best rows of the final distribution: a token drawn from further
-      // down is not among them (the seed is fixed, so this is the same on every run).
-      const better = recFocus
-        ? [...finalProbs(recFocus).probs.values()].filter((p) => p > recFocus.chosen.prob).length : -1;
-      check(`the recorded token of step ${STEP} (${chosenId}) has no row only because ${better} tokens ` +
-            `are more probable than it (>= ${recorded.rows.length} rows shown)`, better >= recorded.rows.length,
-            recorded.rows.map((r) => r.id));
     }
     if (recFocus) {
       const fin = compareRows(recorded.rows, finalProbs(recFocus));
@@ -529,6 +673,9 @@ async function runPage(srv, browser, artifacts) {
 
     console.log(`\n== step ${STEP}: inside the model`);
     await checkInside(page, srv, gid, gen, requests);
+
+    console.log(`\n== step ${STEP}: the continuation tree`);
+    await checkTree(page, srv, gid, gen, requests, artifacts);
 
     console.log(`\n== temperature ${NEW_TEMPERATURE}: re-scored in the page`);
     await setValue(page, "temperature", NEW_TEMPERATURE);
@@ -584,6 +731,9 @@ async function runPage(srv, browser, artifacts) {
           fg ? { status: fg.status, prompt_token_ids: fg.json?.prompt_token_ids } : "no fork generation id");
     await page.screenshot({ path: path.join(artifacts, "web-after-fork.png"), fullPage: false });
     check(`screenshot ${path.join(artifacts, "web-after-fork.png")}`, true);
+
+    console.log("\n== a token beyond its step's candidate rows");
+    await checkRankRow(page, srv, ids, [gid, fid]);
   } finally {
     console.log("\n== what the page loaded");
     const offOrigin = requests.filter((u) => !u.startsWith(srv.origin + "/") && !/^(data|blob|about):/.test(u));

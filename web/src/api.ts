@@ -1,11 +1,11 @@
 // The server's routes as the page calls them (docs/server-api.md): JSON requests whose non-2xx
 // answers become ApiError (message, param, status), the kept generations' logits as
-// Float32Array (little-endian, cached per step), replay, the logit lens, attribution and
-// detokenize. Every request goes through call(), which adds `Authorization: Bearer KEY` to /v1/*
-// requests when the user gave an API key (`serve --api-key`); the key lives in sessionStorage
-// (this tab only), never in a URL.
+// Float32Array (little-endian, cached per step), replay, the logit lens, attribution, the
+// continuation tree and detokenize. Every request goes through call(), which adds
+// `Authorization: Bearer KEY` to /v1/* requests when the user gave an API key (`serve
+// --api-key`); the key lives in sessionStorage (this tab only), never in a URL.
 import { parseJson, stringifyJson } from './json_big';
-import type { AttributionResponse, GenerationInfo, InfoResponse, LensResponse, ReplayResponse } from './types';
+import type { AttributionResponse, GenerationInfo, InfoResponse, LensResponse, ReplayResponse, TreeResponse } from './types';
 
 export class ApiError extends Error {
   /** On a 401 from call(): whether the request went without a key ('missing') or with one the server refused ('rejected'). */
@@ -136,6 +136,11 @@ export function lens(body: Record<string, unknown>, signal?: AbortSignal): Promi
 /** Leave-one-out attribution of a kept generation's step: `{generation, step, max_prompt?}` (slow: quadratic in the context). */
 export function attribute(body: Record<string, unknown>, signal?: AbortSignal): Promise<AttributionResponse> {
   return json<AttributionResponse>('/v1/logitscope/attribute', post(body, signal), 'POST /v1/logitscope/attribute');
+}
+
+/** The continuation tree of a kept generation's step: `{generation, step, k?, depth?, min_prob?, max_nodes?, settings?}`. */
+export function tree(body: Record<string, unknown>, signal?: AbortSignal): Promise<TreeResponse> {
+  return json<TreeResponse>('/v1/logitscope/tree', post(body, signal), 'POST /v1/logitscope/tree');
 }
 
 const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;

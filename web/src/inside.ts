@@ -1,7 +1,7 @@
 // On-demand requests of the "Inside the model" section: a job runs only when start() is called
-// (a button), and its state is kept by key (lens or attribution, generation, step) outside the
-// component, so a step selected again shows its answer at once, and one left while the server
-// computes picks the same request up again instead of sending another.
+// (a button), and its state is kept by key (lens, attribution or tree, generation, step)
+// outside the component, so a step selected again shows its answer at once, and one left while
+// the server computes picks the same request up again instead of sending another.
 import { useEffect, useState } from 'preact/hooks';
 
 export type Job<T> = { state: 'idle' } | { state: 'pending' } | { state: 'done'; value: T } | { state: 'error'; error: unknown };
@@ -29,9 +29,10 @@ function evict() {
 
 /**
  * The job under `key` (null: none) and start(arg), which runs `run(arg)` unless the job is
- * pending or done already. A failed job can be started again (with another arg, say).
+ * pending or done already. A failed job can be started again (with another arg, say); with
+ * `rerun`, a done one too (its answer gives way to the new request's).
  */
-export function useJob<T, A>(key: string | null, run: (arg: A) => Promise<T>): [Job<T>, (arg: A) => void] {
+export function useJob<T, A>(key: string | null, run: (arg: A) => Promise<T>, rerun = false): [Job<T>, (arg: A) => void] {
   const [, rerender] = useState(0);
   useEffect(() => {
     if (key === null) return;
@@ -48,7 +49,7 @@ export function useJob<T, A>(key: string | null, run: (arg: A) => Promise<T>): [
     if (key === null) return;
     let e = entries.get(key);
     if (!e) entries.set(key, (e = { job: IDLE, listeners: new Set() }));
-    if (e.job.state === 'pending' || e.job.state === 'done') return;
+    if (e.job.state === 'pending' || (e.job.state === 'done' && !rerun)) return;
     const entry = e;
     entries.delete(key); // most recently started last
     entries.set(key, entry);

@@ -1,12 +1,16 @@
-// "Inside the model" for the selected step of a kept generation: the logit lens and the
-// leave-one-out attribution (docs/lens.md), each computed only when its button is pressed. A
-// refused request shows the server's message here (a 401 also goes to the page's banner); an
-// attribution refused for its length (param max_prompt) offers to raise the limit up to 1024.
-import { apiKeyProblem, ApiError, attribute, lens } from './api';
+// "Inside the model" for the selected step of a kept generation: the logit lens, the
+// leave-one-out attribution (docs/lens.md) and the continuation tree (docs/lab.md), each computed
+// only when its button is pressed. A refused request shows the server's message here (a 401 also
+// goes to the page's banner); an attribution refused for its length (param max_prompt) offers to
+// raise the limit up to 1024.
+import { useState } from 'preact/hooks';
+import { apiKeyProblem, ApiError, attribute, lens, tree } from './api';
 import { AttributionView } from './attribution_view';
 import { useJob, type Job } from './inside';
 import { LensView } from './lens_view';
-import type { AttributionResponse, Branch, LensResponse, Step } from './types';
+import { readParams, TREE_DEPTH, TREE_K, treeRequest, type TreeParams } from './tree';
+import { TreeControls, TreeView, type TreeInputs } from './tree_view';
+import type { AttributionResponse, Branch, LensResponse, Step, TreeResponse } from './types';
 
 const LENS_TOP = 5;
 const MAX_PROMPT_DEFAULT = 256; // the server's default limit of the attribution's context
@@ -44,6 +48,9 @@ export function InsidePanel(props: { branch: Branch; step: Step; report: (e: unk
   const [attrJob, startAttr] = useJob<AttributionResponse, number | null>(at && `attribution:${at}`, (max) =>
     surface(attribute({ generation: String(generation), step: k, ...(max === null ? {} : { max_prompt: max }) })),
   );
+  const [treeInputs, setTreeInputs] = useState<TreeInputs>({ k: String(TREE_K.initial), depth: String(TREE_DEPTH.initial), minProb: '0' });
+  const [treeJob, startTree] = useJob<TreeResponse, TreeParams>(at && `tree:${at}`, (p) => surface(tree(treeRequest(generation!, k, p))), true);
+  const treeParams = readParams(treeInputs.k, treeInputs.depth, treeInputs.minProb);
 
   if (generation === undefined) {
     return (
@@ -91,6 +98,20 @@ export function InsidePanel(props: { branch: Branch; step: Step; report: (e: unk
           </button>
         </p>
       )}
+
+      <div class="tree-part" data-testid="tree-part">
+        <h4>Continuation tree</h4>
+        <TreeControls
+          inputs={treeInputs}
+          onInputs={setTreeInputs}
+          onCompute={() => 'params' in treeParams && startTree(treeParams.params)}
+          pending={treeJob.state === 'pending'}
+          shown={treeJob.state === 'done'}
+          problem={'params' in treeParams ? null : treeParams.message}
+        />
+        <JobError job={treeJob} testid="tree-error" />
+        {treeJob.state === 'done' && <TreeView tree={treeJob.value} recorded={props.branch.steps.slice(k).map((s) => s.chosen)} />}
+      </div>
     </section>
   );
 }

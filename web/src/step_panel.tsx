@@ -1,19 +1,47 @@
 // The selected step in full: the choice (draw, entropies, margin to the runner-up), the
 // candidates under the current settings (recorded, or re-scored in the page after a slider
-// moves) with a "continue from here" button per row, "Inside the model" (logit lens and
-// attribution, on demand), the pool after every stage, the raw top-N.
+// moves; the step's own token always among them, with its rank) with a "continue from here"
+// button per row, "Inside the model" (logit lens, attribution, continuation tree, on demand),
+// the pool after every stage, the raw top-N.
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { tokenText } from './api';
+import { getLogits, tokenText } from './api';
+import { candidateRows, rankOf, recordedRank, type ExtraToken } from './candidates';
 import { fmtNum, fmtProb } from './format';
 import { InsidePanel } from './inside_panel';
 import type { Branch, Step, TopEntry, TraceToken } from './types';
 import { showWhitespace } from './utf8';
 import type { WhatIf } from './whatif';
 
-interface Row {
-  id: number;
-  prob: number;
-  score: number | null;
+type Rank = { rank: number | null; score: number | null; agrees: boolean; state: 'pending' | 'done' | 'unknown' };
+
+/**
+ * The recorded token's rank in the recorded final distribution when `needed` (it is not among
+ * the recorded rows): the step's kept raw logits re-scored under the recorded settings.
+ */
+function useRecordedRank(branch: Branch, step: Step, needed: boolean): Rank {
+  const generation = branch.header?.generation;
+  const key = `${branch.id}/${generation}/${step.step}`;
+  const [got, setGot] = useState<{ key: string; rank: Rank } | null>(null);
+  useEffect(() => {
+    if (!needed || generation === undefined || !branch.header?.prompt_token_ids) return;
+    let live = true;
+    getLogits(generation, step.step).then(
+      (logits) => {
+        if (!live) return;
+        try {
+          setGot({ key, rank: { ...recordedRank(logits, branch, step), state: 'done' } });
+        } catch {
+          setGot({ key, rank: { rank: null, score: null, agrees: false, state: 'unknown' } });
+        }
+      },
+      () => live && setGot({ key, rank: { rank: null, score: null, agrees: false, state: 'unknown' } }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [key, needed]);
+  if (got && got.key === key) return got.rank;
+  return { rank: null, score: null, agrees: false, state: needed && generation !== undefined && branch.header?.prompt_token_ids ? 'pending' : 'unknown' };
 }
 
 /** Every token text the row's trace names, by id. */
@@ -112,6 +140,14 @@ function Choice(props: { step: Step }) {
   );
 }
 
+function extraTitle(r: { rank: number | null; removed: boolean; extra: string | null }, shown: number, rescored: boolean, rec: Rank): string {
+  if (r.removed) return 'the recorded token: the chain under the current settings removes it';
+  const who = r.extra === 'recorded' ? (rescored ? 'the recorded token' : 'the step’s own token') : 'the token chosen under the current settings';
+  if (r.rank === null) return `${who}, not among the ${shown} rows shown (its rank needs the kept logits)`;
+  const how = rescored ? 'under the current settings' : `in the recorded final distribution (the kept raw logits re-scored${rec.agrees ? '' : '; the page’s re-scoring picks another token, so the rank may be off'})`;
+  return `${who}: rank ${r.rank} ${how}, beyond the ${shown} rows shown`;
+}
+
 export function StepPanel(props: {
   branch: Branch;
   step: Step;
@@ -124,11 +160,21 @@ export function StepPanel(props: {
   const known = useMemo(() => knownTokens(branch), [branch.steps.length, branch.id]);
   const finalTop = step.stages.length > 0 ? step.stages[step.stages.length - 1].top : step.raw.top;
   const rescored = whatIf.source === 'rescored' && whatIf.result !== null;
-  const rows: Row[] = rescored
-    ? whatIf.result!.top.map((t) => ({ id: t.id, prob: t.prob, score: t.score }))
-    : finalTop.map((t) => ({ id: t.id, prob: t.prob, score: t.logit }));
-  const text = useTexts(rows.map((r) => r.id), known);
+  const top = rescored ? whatIf.result!.top.map((t) => ({ id: t.id, prob: t.prob, score: t.score })) : finalTop.map((t) => ({ id: t.id, prob: t.prob, score: t.logit }));
+  const recordedOutside = !rescored && !top.some((t) => t.id === step.chosen.id);
+  const recRank = useRecordedRank(branch, step, recordedOutside);
   const chosenNow = rescored ? whatIf.result!.chosen : step.chosen.id;
+  const extras: ExtraToken[] = [];
+  if (rescored) {
+    const r = whatIf.result!;
+    const extra = (id: number, why: ExtraToken['why']): ExtraToken => ({ id, prob: Math.exp(r.logprobs[id]), score: r.scores[id], rank: rankOf(r.scores, id), why });
+    extras.push(extra(step.chosen.id, 'recorded'), extra(chosenNow, 'chosen'));
+  } else {
+    extras.push({ id: step.chosen.id, prob: step.chosen.prob, score: recRank.score, rank: recRank.rank, why: 'recorded' });
+  }
+  const rows = candidateRows(top, extras);
+  const text = useTexts(rows.map((r) => r.id), known);
+  const shownTop = top.length;
   const tokenOf = (id: number): TraceToken => known.get(id) ?? { id, text: text(id), bytes: '' };
 
   return (
@@ -171,13 +217,23 @@ export function StepPanel(props: {
           </tr>
         </thead>
         <tbody>
-          {rows.map((r, i) => (
-            <tr key={r.id} data-id={r.id} data-prob={String(r.prob)} class={r.id === chosenNow ? 'chosen-row' : undefined}>
-              <td>{i + 1}</td>
+          {rows.map((r) => (
+            <tr
+              key={r.id}
+              data-id={r.id}
+              data-prob={String(r.prob)}
+              data-rank={r.rank ?? ''}
+              data-extra={r.extra ?? undefined}
+              class={[r.id === chosenNow ? 'chosen-row' : '', r.extra ? 'extra-row' : ''].filter(Boolean).join(' ') || undefined}
+              title={r.extra ? extraTitle(r, shownTop, rescored, recRank) : undefined}
+            >
+              <td data-testid="candidate-rank">{r.rank ?? (r.extra && !rescored && recRank.state === 'pending' ? '…' : '—')}</td>
               <td>{r.id}</td>
               <td class="tok">
                 {showWhitespace(text(r.id))}
                 {r.id === chosenNow && <span class="badge">chosen</span>}
+                {rescored && r.id === step.chosen.id && r.id !== chosenNow && <span class="badge recorded">recorded</span>}
+                {r.extra && <span class="badge beyond">{r.removed ? 'removed by the chain' : `beyond top ${shownTop}`}</span>}
               </td>
               <td>{fmtProb(r.prob)}</td>
               <td>{fmtNum(r.score)}</td>

@@ -1,7 +1,7 @@
 // Shapes of what the server sends: the trace step and header objects (docs/trace-format.md,
 // as `generate --json` writes them and `logitscope.trace` / `logitscope.header` stream them),
-// the /v1/logitscope routes' answers (docs/server-api.md, docs/lens.md), and the page's own settings and
-// generation rows ("branches").
+// the /v1/logitscope routes' answers (docs/server-api.md, docs/lens.md, docs/lab.md), and the
+// page's own settings and generation rows ("branches").
 
 export type Preset = 'hf' | 'vllm' | 'llama_cpp';
 export const PRESETS: readonly Preset[] = ['hf', 'vllm', 'llama_cpp'];
@@ -164,6 +164,36 @@ export interface AttributionResponse {
   mode: string;
   replacement: InsideToken | null;
   attributions: Attribution[];
+  generation?: string | number;
+  step?: number;
+}
+
+/** One node of a continuation tree: a token after its parent's path (`parent` -1: after the context). */
+export interface TreeNode {
+  /** The token id, and its text (UTF-8, lossy for byte tokens). */
+  id: number;
+  token: string;
+  /** Index of the parent in `nodes` (parents come first), -1 for a child of the context. */
+  parent: number;
+  depth: number;
+  /** After the chain, given the context and the path before it; raw_logprob is log_softmax of the raw logits. */
+  prob: number;
+  logprob: number;
+  raw_logprob: number;
+  /** Sums from the context down to this node (the chain's, and the model's own). */
+  path_logprob: number;
+  path_raw_logprob: number;
+}
+/** POST /v1/logitscope/tree (docs/lab.md). */
+export interface TreeResponse {
+  object: 'logitscope.tree';
+  context_tokens: number;
+  chain: string;
+  k: number;
+  depth: number;
+  min_prob: number;
+  forward_steps: number;
+  nodes: TreeNode[];
   generation?: string | number;
   step?: number;
 }
