@@ -18,6 +18,7 @@
 #include "decode/order.h"
 #include "decode/trace_json.h"
 #include "engine/engine.h"
+#include "inspect/boundaries.h"
 #include "inspect/npy_read.h"
 #include "inspect/replay.h"
 #include "tokenizer/tokenizer.h"
@@ -35,6 +36,7 @@ struct ReplayCli {
   int top = 3;
   std::string fork;
   bool json = false;
+  bool boundaries = false;
 };
 
 struct Fork {
@@ -68,6 +70,50 @@ Fork parse_fork(const std::string& text, const LoadedModel& lm, std::size_t step
   return f;
 }
 
+nlohmann::ordered_json boundaries_json(const inspect::StepBoundaries& sb) {
+  using J = nlohmann::ordered_json;
+  J j{{"greedy", sb.greedy}, {"fragile", sb.fragile}, {"settings", J::object()}};
+  const auto token = [](const std::optional<std::int32_t>& t) { return t ? J(*t) : J(nullptr); };
+  for (const inspect::Boundary& b : sb.settings) {
+    J e{{"applies", b.applies}};
+    if (b.applies)
+      e.update(J{{"value", b.value},
+                 {"lo", b.lo},
+                 {"hi", b.hi},
+                 {"min", b.min},
+                 {"max", b.max},
+                 {"below", token(b.below)},
+                 {"above", token(b.above)},
+                 {"fragile", b.fragile}});
+    e["note"] = b.note;
+    j["settings"][b.setting] = std::move(e);
+  }
+  return j;
+}
+
+void print_boundaries(const LoadedModel& lm, const std::vector<inspect::ReplayStep>& steps,
+                      const std::vector<inspect::StepBoundaries>& bounds) {
+  fmt::print(
+      "\ndecision boundaries (each setting varied alone, the step's draw kept): the "
+      "interval that keeps the choice; '!' within 10 % of an end; '-' greedy\n");
+  fmt::print("{:>4}  {:<22} {:<19} {:<17} {:<19} {:<19} {:<19}\n", "step", "chosen", "temperature",
+             "top_k", "top_p", "min_p", "repetition_penalty");
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    std::string row;
+    for (const inspect::Boundary& b : bounds[i].settings) {
+      std::string cell = "-";
+      if (b.applies) {
+        const auto end = [&](double v, double edge) {
+          return v == edge ? std::string("..") : fmt::format("{:.4g}", v);
+        };
+        cell = fmt::format("[{}, {}]{}", end(b.lo, b.min), end(b.hi, b.max), b.fragile ? "!" : "");
+      }
+      row += fmt::format(" {:<19}", cell);
+    }
+    fmt::print("{:>4}  {:<22}{}\n", steps[i].step, token_cell(lm, steps[i].chosen), row);
+  }
+}
+
 void run_replay(ReplayCli& o) {
   const inspect::Recording rec = inspect::read_trace(o.trace);
   const std::string logits_path = o.logits.empty() ? rec.logits_file : o.logits;
@@ -96,6 +142,19 @@ void run_replay(ReplayCli& o) {
   const std::vector<inspect::ReplayStep> steps =
       inspect::replay(rec, npy.data, vocab, config, o.top);
   const std::string new_mode = decode::to_string(decode::decode_mode(config));
+  // Each step's decision boundaries under the new settings, with the step's draw.
+  std::vector<inspect::StepBoundaries> bounds;
+  if (o.boundaries) {
+    std::vector<std::int32_t> history = rec.prompt;
+    for (const auto& st : steps) {
+      const auto k = static_cast<std::size_t>(st.step);
+      bounds.push_back(inspect::step_boundaries(
+          std::span<const float>(npy.data).subspan(k * static_cast<std::size_t>(vocab),
+                                                   static_cast<std::size_t>(vocab)),
+          history, rec.prompt.size(), config, st.draw, st.chosen));
+      history.push_back(rec.steps[k].chosen);
+    }
+  }
   int changed = 0;
   for (const auto& s : steps) changed += s.changed ? 1 : 0;
 
@@ -142,6 +201,8 @@ void run_replay(ReplayCli& o) {
                                 {"recorded_prob", s.recorded_prob},
                                 {"chosen_prob", s.chosen_prob}};
       sj["draw"] = s.draw ? nlohmann::ordered_json(*s.draw) : nlohmann::ordered_json();
+      if (o.boundaries)
+        sj["boundaries"] = boundaries_json(bounds[static_cast<std::size_t>(s.step)]);
       sj["top"] = nlohmann::ordered_json::array();
       for (const auto& t : s.top)
         sj["top"].push_back({{"id", t.id},
@@ -174,6 +235,7 @@ void run_replay(ReplayCli& o) {
   fmt::print("\n{} of {} steps would have chosen differently under the new settings{}\n", changed,
              steps.size(),
              new_mode == "sample" ? " (sampling reuses each step's recorded draw)" : "");
+  if (o.boundaries) print_boundaries(lm, steps, bounds);
   if (!o.fork.empty()) {
     // The fork's tokens: the recorded steps before it, the forced token, then new ones.
     const int step = fork_json["step"].get<int>();
@@ -205,6 +267,9 @@ void add_replay_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--fork", o->fork, "Continue from the recorded prefix with TOKEN at STEP");
+  cmd->add_flag("--boundaries", o->boundaries,
+                "Per step, the interval of temperature, top_k, top_p, min_p and "
+                "repetition_penalty (each alone, with the step's draw) that keeps the choice");
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
   cmd->callback([o] { run_replay(*o); });
 }
