@@ -111,8 +111,36 @@ def main():
         frows = np.load(fnpy)[len(prompt) - 1:]
         check(fk[3:] == [int(np.argmax(frows[i])) for i in range(3, len(fk))],
               "fork continuation is numpy's greedy")
+        # --boundaries: replay itself with the setting just inside each reported end keeps the
+        # step's token, and just past it chooses the reported token (steps 0-2).
+        bounds = replay("--boundaries")
+        flags = {"temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p",
+                 "min_p": "--min-p", "repetition_penalty": "--repetition-penalty"}
+        ends = 0
+        for st in bounds["steps"][:3]:
+            k, b = st["step"], st["boundaries"]
+            check(not b["greedy"] and len(b["settings"]) == 5, f"step {k}: five settings")
+            for name, e in b["settings"].items():
+                check(e["applies"] and e["lo"] <= e["value"] <= e["hi"],
+                      f"step {k} {name}: {e['lo']} <= {e['value']} <= {e['hi']}")
+                for end, edge, token, sign in ((e["hi"], e["max"], e["above"], 1),
+                                               (e["lo"], e["min"], e["below"], -1)):
+                    if end == edge:
+                        continue
+                    ends += 1
+                    past = end + sign if name == "top_k" else end * (1 + sign * 1e-9)
+                    inside = replay(flags[name], repr(int(end) if name == "top_k" else end))
+                    outside = replay(flags[name], repr(int(past) if name == "top_k" else past))
+                    check(inside["steps"][k]["chosen"] == toks[k],
+                          f"step {k} {name} = {end}: keeps token {toks[k]}")
+                    check(outside["steps"][k]["chosen"] == token != toks[k],
+                          f"step {k} {name} = {past}: chooses {outside['steps'][k]['chosen']}, "
+                          f"reported {token}")
+        check(ends >= 6, f"{ends} finite ends checked")
         text = run(exe, "replay", "--trace", trace, "--temperature", "0.2").stdout
         check("would have chosen differently" in text, "readable replay")
+        text = run(exe, "replay", "--trace", trace, "--boundaries").stdout
+        check("decision boundaries" in text, "readable boundaries")
         bad = run(exe, "replay", "--trace", os.path.join(tmp, "missing.jsonl"), expect=1)
         check("missing.jsonl" in bad.stderr, f"missing trace named: {bad.stderr.strip()}")
     return check.close("replay vs numpy")
