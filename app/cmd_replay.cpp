@@ -70,27 +70,6 @@ Fork parse_fork(const std::string& text, const LoadedModel& lm, std::size_t step
   return f;
 }
 
-nlohmann::ordered_json boundaries_json(const inspect::StepBoundaries& sb) {
-  using J = nlohmann::ordered_json;
-  J j{{"greedy", sb.greedy}, {"fragile", sb.fragile}, {"settings", J::object()}};
-  const auto token = [](const std::optional<std::int32_t>& t) { return t ? J(*t) : J(nullptr); };
-  for (const inspect::Boundary& b : sb.settings) {
-    J e{{"applies", b.applies}};
-    if (b.applies)
-      e.update(J{{"value", b.value},
-                 {"lo", b.lo},
-                 {"hi", b.hi},
-                 {"min", b.min},
-                 {"max", b.max},
-                 {"below", token(b.below)},
-                 {"above", token(b.above)},
-                 {"fragile", b.fragile}});
-    e["note"] = b.note;
-    j["settings"][b.setting] = std::move(e);
-  }
-  return j;
-}
-
 void print_boundaries(const LoadedModel& lm, const std::vector<inspect::ReplayStep>& steps,
                       const std::vector<inspect::StepBoundaries>& bounds) {
   fmt::print(
@@ -202,7 +181,7 @@ void run_replay(ReplayCli& o) {
                                 {"chosen_prob", s.chosen_prob}};
       sj["draw"] = s.draw ? nlohmann::ordered_json(*s.draw) : nlohmann::ordered_json();
       if (o.boundaries)
-        sj["boundaries"] = boundaries_json(bounds[static_cast<std::size_t>(s.step)]);
+        sj["boundaries"] = inspect::boundaries_json(bounds[static_cast<std::size_t>(s.step)]);
       sj["top"] = nlohmann::ordered_json::array();
       for (const auto& t : s.top)
         sj["top"].push_back({{"id", t.id},

@@ -423,4 +423,25 @@ StepBoundaries step_boundaries(std::span<const float> raw, std::span<const std::
   return out;
 }
 
+nlohmann::ordered_json boundaries_json(const StepBoundaries& sb) {
+  using J = nlohmann::ordered_json;
+  J j{{"greedy", sb.greedy}, {"fragile", sb.fragile}, {"settings", J::object()}};
+  const auto token = [](const std::optional<std::int32_t>& t) { return t ? J(*t) : J(nullptr); };
+  for (const Boundary& b : sb.settings) {
+    J e{{"applies", b.applies}};
+    if (b.applies)
+      e.update(J{{"value", b.value},
+                 {"lo", b.lo},
+                 {"hi", b.hi},
+                 {"min", b.min},
+                 {"max", b.max},
+                 {"below", token(b.below)},
+                 {"above", token(b.above)},
+                 {"fragile", b.fragile}});
+    e["note"] = b.note;
+    j["settings"][b.setting] = std::move(e);
+  }
+  return j;
+}
+
 }  // namespace ls::inspect

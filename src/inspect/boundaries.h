@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "decode/generation_config.h"
 
 namespace ls::inspect {
@@ -43,5 +45,9 @@ struct StepBoundaries {
 StepBoundaries step_boundaries(std::span<const float> raw, std::span<const std::int32_t> history,
                                std::size_t prompt_length, const decode::GenerationConfig& config,
                                std::optional<double> draw, std::int32_t chosen);
+
+// {"greedy", "fragile", "settings": {name: {"applies", "value", "lo", "hi", "min", "max",
+// "below", "above", "fragile", "note"}}} (a setting that does not apply: "applies", "note").
+nlohmann::ordered_json boundaries_json(const StepBoundaries& boundaries);
 
 }  // namespace ls::inspect

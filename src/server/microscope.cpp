@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "decode/trace_json.h"
+#include "inspect/boundaries.h"
 #include "inspect/replay.h"
 
 namespace ls::server {
@@ -74,6 +75,34 @@ json replay_json(const KeptGeneration::Snapshot& g, const json& body, const Serv
       inspect::replay(r, [&](std::size_t k) { return std::span<const float>(*g.rows[k]); }, vocab,
                       config, top_n, {focus, &trace, top_n});
 
+  // "boundaries": true (every kept step, at most 256) or a list of steps: each one's decision
+  // boundaries under these settings with its draw (about 0.25 s a step at Qwen's vocabulary).
+  std::vector<bool> bounded(steps.size(), false);
+  if (body.contains("boundaries") && !body["boundaries"].is_null()) {
+    const json& v = body["boundaries"];
+    if (v.is_boolean()) {
+      if (v.get<bool>() && steps.size() > 256)
+        throw ApiError(400,
+                       fmt::format("'boundaries': true asks for {} steps, more than 256: give a "
+                                   "list of steps",
+                                   steps.size()),
+                       "boundaries");
+      bounded.assign(steps.size(), v.get<bool>());
+    } else if (v.is_array() && v.size() <= 256) {
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_number_integer() || v[i].get<std::int64_t>() < 0 ||
+            v[i].get<std::int64_t>() >= kept)
+          throw ApiError(
+              400, fmt::format("'boundaries[{}]' must be a kept step in [0, {}]", i, kept - 1),
+              fmt::format("boundaries[{}]", i));
+        bounded[static_cast<std::size_t>(v[i].get<std::int64_t>())] = true;
+      }
+    } else {
+      throw ApiError(400, "'boundaries' must be true, false or a list of at most 256 steps",
+                     "boundaries");
+    }
+  }
+  std::vector<std::int32_t> history = g.prompt;
   json out = {{"generation", g.id}, {"steps", json::array()}, {"changed", json::array()}};
   for (const auto& s : steps) {
     out["steps"].push_back({{"step", s.step},
@@ -85,6 +114,11 @@ json replay_json(const KeptGeneration::Snapshot& g, const json& body, const Serv
                             {"recorded_prob", s.recorded_prob},
                             {"chosen_prob", s.chosen_prob},
                             {"draw", s.draw ? json(*s.draw) : json(nullptr)}});
+    const auto k = static_cast<std::size_t>(s.step);
+    if (bounded[k])
+      out["steps"].back()["boundaries"] = inspect::boundaries_json(
+          inspect::step_boundaries(*g.rows[k], history, g.prompt.size(), config, s.draw, s.chosen));
+    history.push_back(g.tokens[k]);
     if (s.changed) out["changed"].push_back(s.step);
   }
   out["chain"] = steps.empty() ? "" : steps.front().chain;

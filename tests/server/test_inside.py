@@ -121,6 +121,35 @@ def test_tree(s):
             and j.get("forward_steps") == 3, (j.get("chain"), cli["chain"]))
 
 
+def test_boundaries(s):
+    """Replay's "boundaries": each step's intervals, checked through replay itself."""
+    r = s.post(CHAT, {**BASE, "temperature": 1.2, "top_p": 0.95, "top_k": 30})
+    gen = obj(r)["logitscope"]["header"]["generation"]
+    REPLAY = "/v1/logitscope/replay"
+    j = obj(s.post(REPLAY, {"generation": gen, "boundaries": True}))
+    steps = j.get("steps", [])
+    c.check("boundaries: every kept step has them", len(steps) == 6 and
+            all("boundaries" in st and len(st["boundaries"]["settings"]) == 5 for st in steps),
+            steps[:1])
+    ends = 0
+    for st in steps[:3]:
+        t = st["boundaries"]["settings"]["temperature"]
+        if t["hi"] < t["max"] and t["hi"] * (1 + 1e-9) <= 2:  # the API's temperature range
+            ends += 1
+            for value, want in ((t["hi"], st["chosen"]), (t["hi"] * (1 + 1e-9), t["above"])):
+                got = obj(s.post(REPLAY, {"generation": gen,
+                                          "settings": {"temperature": value}}))["steps"]
+                c.check(f"step {st['step']}: temperature {value!r} chooses {want}",
+                        got[st["step"]]["chosen"] == want, got[st["step"]])
+    c.check("at least one finite temperature end checked", ends > 0, ends)
+    j = obj(s.post(REPLAY, {"generation": gen, "boundaries": [1]}))
+    c.check("boundaries: [1] only step 1", [("boundaries" in st) for st in j["steps"]] ==
+            [False, True, False, False, False, False], j["steps"][:2])
+    for value, field in (([9], "boundaries[0]"), ("x", "boundaries")):
+        e = obj(s.post(REPLAY, {"generation": gen, "boundaries": value})).get("error") or {}
+        c.check(f"boundaries {value!r}: 400 naming {field}", e.get("param") == field, e)
+
+
 def test_while_generating(s):
     results = {}
 
@@ -177,6 +206,7 @@ def run(binary, model, servers):
     c.section("a kept step", test_kept_step, s)
     c.section("tokens, prompt and messages of the request's own", test_own_tokens, s)
     c.section("the continuation tree", test_tree, s)
+    c.section("decision boundaries through replay", test_boundaries, s)
     c.section("beside a running generation", test_while_generating, s)
     c.section("errors", test_errors, s)
 
