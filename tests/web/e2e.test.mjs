@@ -7,6 +7,9 @@
 // of the selected step: the logit lens strip and table, and the attribution heat map, each
 // checked against the server's POST /v1/logitscope/lens and /attribute, and the continuation
 // tree (one row per node of POST /v1/logitscope/tree, its probabilities, the recorded branch).
+// Then the row's "Decision boundaries" button: every kept step's fragile marking in the strip and
+// the selected step's intervals (lo/hi as the page rounds them) against the route's JSON
+// (replay with "boundaries": true), asked once, and not again when a slider moves.
 // Last, a generation at temperature 2 with no truncation: a clicked token ranked beyond its
 // step's 10 rows gets an extra row with the rank the test computes from the kept raw logits.
 // Nothing may load from another host (every other host is aborted and counted), and no console
@@ -14,7 +17,8 @@
 // Then a second, short phase against a server started with --api-key: the first load's 401
 // shows the banner and the "API key" field, the key typed there (sessionStorage) is sent as
 // `Authorization: Bearer KEY` on every /v1 request, and a 4-token generation shows its chips.
-// Screenshots: ARTIFACTS/web-generated.png, web-tree.png, web-after-fork.png, web-api-key.png.
+// Screenshots: ARTIFACTS/web-generated.png, web-tree.png, web-boundaries.png, web-after-fork.png,
+// web-api-key.png.
 //
 //   node e2e.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
 //                     [--artifacts DIR] [--model DIR] [--chromium /usr/bin/chromium]
@@ -27,6 +31,9 @@
 // "attribution-compute", "attr-token" (data-position, data-delta), "attribution-top" rows;
 // "tree-k", "tree-depth", "tree-compute", "tree-problem", "tree-node" (data-index, data-prob,
 // data-recorded; "tree-prob", "tree-path-prob"), "tree-chain"; candidate rows' data-extra, data-rank;
+// "boundaries-compute" (data-branch), chips' data-fragile, "boundaries" (data-step) with one
+// "boundary" per setting (data-setting, data-applies, data-fragile; "boundary-lo", "boundary-hi"),
+// "boundaries-greedy", "boundaries-sliders-differ";
 // data-testid="api-key" (the password field labelled "API key") and "api-key-save"; "max_tokens".
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -446,6 +453,81 @@ async function checkTree(page, srv, gid, gen, requests, artifacts) {
   console.log(`continuation tree: ${treeMs} ms in the page, ${Date.now() - start} ms in all`);
 }
 
+// Decision boundaries (docs/lab.md, replay --boundaries): nothing is asked before the row's
+// button; pressed, the page asks once for every kept step under the recorded settings; every
+// chip's data-fragile (and its dotted mark) is the route's JSON of that step, and the selected
+// step's bars show each setting's lo and hi as the page rounds them (top_k an integer, the
+// others 4 significant digits), the ends' tokens or "no change", greedy steps' warpers left out.
+const fmtSetting = (name, x) => (name === "top_k" ? String(Math.round(x)) : String(Number(x.toPrecision(4))));
+const boundaryAsks = (replays) => replays.filter((b) => b && b.boundaries !== undefined && b.boundaries !== false);
+
+async function checkBoundaries(page, srv, gid, gen, replays, artifacts) {
+  const start = Date.now();
+  check("no decision boundaries were asked before the button", boundaryAsks(replays).length === 0, boundaryAsks(replays));
+  const branch = await page.locator('[data-testid="branch"]').first().getAttribute("data-branch");
+  const t0 = Date.now();
+  const [want] = await Promise.all([
+    api(srv, "POST", "/v1/logitscope/replay", { generation: gid, boundaries: true }),
+    page.locator(`[data-testid="boundaries-compute"][data-branch="${branch}"]`).click({ timeout: WAIT }),
+  ]);
+  check("POST replay {boundaries: true}: 200", want.status === 200, want.text.slice(0, 300));
+  await page.waitForSelector(`[data-testid="boundaries"][data-step="${STEP}"]`, { timeout: WAIT }).catch(() => null);
+  const pageMs = Date.now() - t0;
+  const asks = boundaryAsks(replays);
+  check(`the page asked once, for every kept step of its generation under the recorded settings (${pageMs} ms)`,
+        asks.length === 1 && asks[0].boundaries === true && String(asks[0].generation) === String(gid) && asks[0].settings === undefined,
+        asks);
+  const W = want.json;
+  if (!W) return;
+  const byStep = new Map(W.steps.filter((s) => s.boundaries).map((s) => [s.step, s.boundaries]));
+  check(`the route gave boundaries for every kept step (${gen.kept_steps})`, byStep.size === gen.kept_steps && gen.kept_steps > 0,
+        { boundaries: byStep.size, kept: gen.kept_steps });
+  const chips = await page.$$eval(`[data-testid="token"][data-branch="${branch}"]`, (els) => els.map((e) => ({
+    step: Number(e.getAttribute("data-step")), fragile: e.getAttribute("data-fragile"),
+    marked: e.classList.contains("fragile"), title: e.title,
+  })));
+  const bad = [...byStep].filter(([k, b]) => {
+    const c = chips.find((x) => x.step === k);
+    return !c || c.fragile !== String(b.fragile) || c.marked !== b.fragile || /fragile choice/.test(c.title) !== b.fragile;
+  });
+  const fragile = [...byStep].filter(([, b]) => b.fragile).map(([k]) => k);
+  check(`every kept step's fragile mark in the strip is the route's (fragile: ${JSON.stringify(fragile)} of ${byStep.size})`,
+        bad.length === 0 && chips.length === gen.tokens.length, { bad: bad.map(([k]) => k), chips: chips.length });
+  const B = byStep.get(STEP);
+  const rows = await page.$$eval('[data-testid="boundaries"] [data-testid="boundary"]', (els) => els.map((e) => ({
+    name: e.getAttribute("data-setting"), applies: e.getAttribute("data-applies"), fragile: e.getAttribute("data-fragile"),
+    lo: e.querySelector('[data-testid="boundary-lo"]')?.textContent ?? null,
+    hi: e.querySelector('[data-testid="boundary-hi"]')?.textContent ?? null,
+    below: e.querySelector('[data-testid="boundary-below"]')?.textContent ?? null,
+    above: e.querySelector('[data-testid="boundary-above"]')?.textContent ?? null,
+    bars: e.querySelectorAll('[data-testid="boundary-bar"]').length,
+  })));
+  if (B) {
+    const names = ["temperature", "top_k", "top_p", "min_p", "repetition_penalty"];
+    const shown = names.filter((n) => B.settings[n]?.applies);
+    const badRows = shown.filter((n) => {
+      const b = B.settings[n];
+      const r = rows.find((x) => x.name === n);
+      return !r || r.applies !== "true" || r.bars !== 1 || r.lo !== fmtSetting(n, b.lo) || r.hi !== fmtSetting(n, b.hi)
+        || r.fragile !== String(b.fragile) || /^no change/.test(r.below ?? "") !== (b.below === null)
+        || /^no change/.test(r.above ?? "") !== (b.above === null);
+    });
+    check(`step ${STEP}: one bar per setting that applies (${shown.join(", ")}), lo/hi as the page rounds the route's ` +
+          `(${shown.map((n) => `${n} ${fmtSetting(n, B.settings[n].lo)}..${fmtSetting(n, B.settings[n].hi)}`).join("; ")})`,
+          badRows.length === 0 && rows.filter((r) => r.applies === "true").length === shown.length,
+          { badRows, rows, want: B.settings });
+    const greedy = await page.locator('[data-testid="boundaries-greedy"]').count();
+    check(`step ${STEP} is ${B.greedy ? "greedy: the line about the warpers" : "sampled: no greedy line"}`, (greedy === 1) === B.greedy, greedy);
+  }
+  await page.setViewportSize({ width: 1280, height: 1400 }); // room for the whole section
+  await page.locator('[data-testid="boundaries"]').evaluate((e) => e.scrollIntoView());
+  await page.locator('[data-testid="boundaries"]').screenshot({ path: path.join(artifacts, "web-boundaries.png") });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  check(`screenshot ${path.join(artifacts, "web-boundaries.png")}`, true);
+  console.log(`decision boundaries: ${pageMs} ms in the page (the test's own request alongside), ${Date.now() - start} ms in all`);
+  return rows;
+}
+
 // A step whose token lies beyond its candidate rows (issue 49): a new generation at temperature
 // 2 with no truncation, so tokens come from deep in the distribution; the test ranks the chosen
 // token of each step itself from the kept raw logits (repetition penalty over prompt + earlier
@@ -523,6 +605,7 @@ async function runPage(srv, browser, artifacts) {
   const foreign = [];
   const answers = []; // {url, method, text} of the generation requests
   const posts = []; // {url, body} of POSTs to the completions routes
+  const replays = []; // the bodies of POST /v1/logitscope/replay
   await context.route("**/*", (route) => {
     const url = route.request().url();
     if (url.startsWith(srv.origin + "/")) return route.continue();
@@ -540,6 +623,13 @@ async function runPage(srv, browser, artifacts) {
   });
   page.on("request", (r) => {
     requests.push(r.url());
+    if (r.method() === "POST" && r.url() === srv.origin + "/v1/logitscope/replay") {
+      try {
+        replays.push(r.postDataJSON());
+      } catch {
+        replays.push(null);
+      }
+    }
     if (r.method() === "POST" && /\/v1\/(chat\/)?completions$/.test(r.url())) {
       let body = null;
       try {
@@ -677,6 +767,9 @@ async function runPage(srv, browser, artifacts) {
     console.log(`\n== step ${STEP}: the continuation tree`);
     await checkTree(page, srv, gid, gen, requests, artifacts);
 
+    console.log(`\n== decision boundaries`);
+    const boundaryRows = await checkBoundaries(page, srv, gid, gen, replays, artifacts);
+
     console.log(`\n== temperature ${NEW_TEMPERATURE}: re-scored in the page`);
     await setValue(page, "temperature", NEW_TEMPERATURE);
     await page.waitForSelector('[data-testid="candidates"][data-source="rescored"]',
@@ -702,6 +795,13 @@ async function runPage(srv, browser, artifacts) {
       check(`the rescored rows equal the server's replay of step ${STEP} under temperature ${NEW_TEMPERATURE} ` +
             `(${cmp.compared} rows within ${TOL})`, cmp.bad.length === 0 && cmp.compared > 0,
             cmp.bad.length ? cmp.bad.slice(0, 5) : undefined);
+    }
+    if (boundaryRows) {
+      const differ = await page.locator('[data-testid="boundaries-sliders-differ"]').count();
+      const los = await page.$$eval('[data-testid="boundaries"] [data-testid="boundary-lo"]', (els) => els.map((e) => e.textContent));
+      check("with the temperature slider moved, the boundaries say they are the recorded settings' and stay as they were",
+            differ === 1 && JSON.stringify(los) === JSON.stringify(boundaryRows.filter((r) => r.lo !== null).map((r) => r.lo)),
+            { differ, los });
     }
 
     console.log(`\n== fork at step ${STEP}`);
@@ -729,6 +829,8 @@ async function runPage(srv, browser, artifacts) {
     check("the fork was kept and its prompt_token_ids are that list",
           fg?.status === 200 && JSON.stringify(fg.json.prompt_token_ids) === JSON.stringify(wantPrompt),
           fg ? { status: fg.status, prompt_token_ids: fg.json?.prompt_token_ids } : "no fork generation id");
+    check("the boundaries were asked once only (not again for the slider or the fork)", boundaryAsks(replays).length === 1,
+          boundaryAsks(replays));
     await page.screenshot({ path: path.join(artifacts, "web-after-fork.png"), fullPage: false });
     check(`screenshot ${path.join(artifacts, "web-after-fork.png")}`, true);
 

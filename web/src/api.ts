@@ -1,9 +1,9 @@
 // The server's routes as the page calls them (docs/server-api.md): JSON requests whose non-2xx
 // answers become ApiError (message, param, status), the kept generations' logits as
-// Float32Array (little-endian, cached per step), replay, the logit lens, attribution, the
-// continuation tree and detokenize. Every request goes through call(), which adds
-// `Authorization: Bearer KEY` to /v1/* requests when the user gave an API key (`serve
-// --api-key`); the key lives in sessionStorage (this tab only), never in a URL.
+// Float32Array (little-endian, cached per step), replay and its decision boundaries, the logit
+// lens, attribution, the continuation tree and detokenize. Every request goes through call(),
+// which adds `Authorization: Bearer KEY` to /v1/* requests when the user gave an API key
+// (`serve --api-key`); the key lives in sessionStorage (this tab only), never in a URL.
 import { parseJson, stringifyJson } from './json_big';
 import type { AttributionResponse, GenerationInfo, InfoResponse, LensResponse, ReplayResponse, TreeResponse } from './types';
 
@@ -126,6 +126,14 @@ export const getGeneration = (id: string | number) =>
 
 export function replay(body: Record<string, unknown>, signal?: AbortSignal): Promise<ReplayResponse> {
   return json<ReplayResponse>('/v1/logitscope/replay', post(body, signal), 'POST /v1/logitscope/replay');
+}
+
+/**
+ * Decision boundaries of a kept generation's steps under its recorded settings: replay with
+ * `"boundaries": true` (every kept step, at most 256) or a list of steps; about 0.25 s a step.
+ */
+export function replayBoundaries(generation: string | number, steps: true | number[], signal?: AbortSignal): Promise<ReplayResponse> {
+  return replay({ generation: String(generation), boundaries: steps, top_n: 1 }, signal);
 }
 
 /** The logit lens of a kept generation's step: `{generation, step, top?, settings?, track?, layers?}`. */

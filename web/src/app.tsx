@@ -370,6 +370,7 @@ export function App() {
                 changed={selection?.branch === b.id ? changed : null}
                 onSelect={select}
                 onMove={move}
+                report={report}
               />
             ))}
           </div>
@@ -409,6 +410,7 @@ export function App() {
               branch={selBranch}
               step={selStep}
               whatIf={whatIf}
+              settings={settings}
               canFork={!generating && selBranch.header?.generation !== undefined}
               onFork={(t) => fork(selBranch.id, selStep.step, t)}
               report={report}

@@ -1,14 +1,17 @@
 // The selected step in full: the choice (draw, entropies, margin to the runner-up), the
 // candidates under the current settings (recorded, or re-scored in the page after a slider
 // moves; the step's own token always among them, with its rank) with a "continue from here"
-// button per row, "Inside the model" (logit lens, attribution, continuation tree, on demand),
-// the pool after every stage, the raw top-N.
+// button per row, the decision boundaries (once the row's button asked for them), "Inside the
+// model" (logit lens, attribution, continuation tree, on demand), the pool after every stage,
+// the raw top-N.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { getLogits, tokenText } from './api';
+import { boundaryTokenIds } from './boundaries';
+import { BoundariesSection, useBoundaries } from './boundaries_view';
 import { candidateRows, rankOf, recordedRank, type ExtraToken } from './candidates';
 import { fmtNum, fmtProb } from './format';
 import { InsidePanel } from './inside_panel';
-import type { Branch, Step, TopEntry, TraceToken } from './types';
+import type { Branch, Settings, Step, TopEntry, TraceToken } from './types';
 import { showWhitespace } from './utf8';
 import type { WhatIf } from './whatif';
 
@@ -152,6 +155,7 @@ export function StepPanel(props: {
   branch: Branch;
   step: Step;
   whatIf: WhatIf;
+  settings: Settings;
   canFork: boolean;
   onFork: (token: TraceToken) => void;
   report: (e: unknown) => void;
@@ -173,7 +177,9 @@ export function StepPanel(props: {
     extras.push({ id: step.chosen.id, prob: step.chosen.prob, score: recRank.score, rank: recRank.rank, why: 'recorded' });
   }
   const rows = candidateRows(top, extras);
-  const text = useTexts(rows.map((r) => r.id), known);
+  const [boundaries] = useBoundaries(branch, props.report);
+  const stepBounds = boundaries.state === 'done' ? boundaries.value.get(step.step) : undefined;
+  const text = useTexts(rows.map((r) => r.id).concat(boundaryTokenIds(stepBounds)), known);
   const shownTop = top.length;
   const tokenOf = (id: number): TraceToken => known.get(id) ?? { id, text: text(id), bytes: '' };
 
@@ -277,6 +283,8 @@ export function StepPanel(props: {
           </tbody>
         </table>
       )}
+
+      <BoundariesSection branch={branch} step={step.step} job={boundaries} settings={props.settings} text={text} />
 
       <InsidePanel branch={branch} step={step} report={props.report} />
 

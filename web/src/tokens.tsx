@@ -1,8 +1,11 @@
 // The generation rows: one chip per step, coloured by the chosen mode, grouped where byte tokens
 // split a character. Chips are buttons with a roving tabindex: Tab reaches the row, arrow keys
 // (and Home/End) move between chips, Up/Down between rows, Enter/Space/click select. A fork row shows the
-// shared prefix collapsed, the forced token, then its own chips.
+// shared prefix collapsed, the forced token, then its own chips. The row's "Decision boundaries"
+// button (boundaries_view.tsx) asks for its kept steps' boundaries; fragile chips are then underlined.
 import { useMemo, useState } from 'preact/hooks';
+import { fragileTitle } from './boundaries';
+import { BoundaryButton, useBoundaries } from './boundaries_view';
 import { chipColor, type ColorMode } from './colors';
 import { fmtProb } from './format';
 import type { Branch, Step } from './types';
@@ -36,6 +39,7 @@ interface RowProps {
   changed: ReadonlySet<number> | null;
   onSelect: (sel: Selection, focus: boolean) => void;
   onMove: (from: Selection, key: string) => void;
+  report: (e: unknown) => void;
 }
 
 export function BranchRow(props: RowProps) {
@@ -44,10 +48,14 @@ export function BranchRow(props: RowProps) {
   const groups = useMemo(() => groupTokens(branch.steps, (s) => hexToBytes(s.chosen.bytes)), [branch.steps]);
   const selectedHere = selection?.branch === branch.id ? selection.step : null;
   const tabStop = selectedHere ?? 0;
+  const [boundaries, startBoundaries] = useBoundaries(branch, props.report);
+  const bounds = boundaries.state === 'done' ? boundaries.value : null;
 
   const chip = (s: Step, label: preact.ComponentChildren, inGroup: boolean) => {
     const sel: Selection = { branch: branch.id, step: s.step };
-    const classes = ['chip', inGroup ? 'in-group' : '', selectedHere === s.step ? 'selected' : '', props.changed?.has(s.step) ? 'changed' : ''];
+    const sb = bounds?.get(s.step);
+    const fragile = sb ? fragileTitle(sb) : null;
+    const classes = ['chip', inGroup ? 'in-group' : '', selectedHere === s.step ? 'selected' : '', props.changed?.has(s.step) ? 'changed' : '', fragile ? 'fragile' : ''];
     return (
       <button
         type="button"
@@ -59,10 +67,11 @@ export function BranchRow(props: RowProps) {
         data-prob={String(s.chosen.prob)}
         data-step={s.step}
         data-branch={branch.id}
+        data-fragile={sb ? String(sb.fragile) : undefined}
         tabIndex={s.step === tabStop ? 0 : -1}
-        title={chipTitle(s)}
+        title={fragile ? `${chipTitle(s)}\n${fragile}` : chipTitle(s)}
         aria-pressed={selectedHere === s.step}
-        aria-label={`step ${s.step}: ${showWhitespace(s.chosen.text)}, probability ${fmtProb(s.chosen.prob)}${props.changed?.has(s.step) ? ', would change' : ''}`}
+        aria-label={`step ${s.step}: ${showWhitespace(s.chosen.text)}, probability ${fmtProb(s.chosen.prob)}${props.changed?.has(s.step) ? ', would change' : ''}${fragile ? ', fragile choice' : ''}`}
         onClick={() => props.onSelect(sel, false)}
         onKeyDown={(e) => {
           if (['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'].includes(e.key)) {
@@ -87,6 +96,7 @@ export function BranchRow(props: RowProps) {
           · {branch.steps.length} tokens · {status}
           {branch.header ? ` · seed ${String(branch.header.seed)}` : ''}
         </span>
+        <BoundaryButton branch={branch} job={boundaries} start={startBoundaries} />
       </div>
       <div class="chips" role="group" aria-label={`${branch.label}: generated tokens`}>
         {branch.fork && (

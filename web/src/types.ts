@@ -102,6 +102,8 @@ export interface ReplayStepSummary {
   recorded_prob: number;
   chosen_prob: number;
   draw: number | null;
+  /** With `"boundaries"` in the request: this step's decision boundaries (docs/lab.md, replay --boundaries). */
+  boundaries?: StepBoundaries;
 }
 export interface ReplayResponse {
   generation: string | number;
@@ -109,6 +111,34 @@ export interface ReplayResponse {
   steps: ReplayStepSummary[];
   changed: number[];
   focus: Step | null;
+}
+
+export type BoundaryName = 'temperature' | 'top_k' | 'top_p' | 'min_p' | 'repetition_penalty';
+/**
+ * One setting's decision boundary: varied alone (the others and the step's draw kept), the
+ * choice stays over [lo, hi] within the range searched [min, max]; `below`/`above` are the
+ * tokens chosen just past each end (null: no change down to min / up to max). A setting that
+ * takes no part (the warpers of a greedy step) has only `applies: false` and `note`.
+ */
+export type BoundarySetting =
+  | {
+      applies: true;
+      value: number;
+      lo: number;
+      hi: number;
+      min: number;
+      max: number;
+      below: number | null;
+      above: number | null;
+      fragile: boolean;
+      note: string;
+    }
+  | { applies: false; note: string };
+export interface StepBoundaries {
+  greedy: boolean;
+  /** Any setting fragile: its value within 10 % of an end. */
+  fragile: boolean;
+  settings: Partial<Record<BoundaryName, BoundarySetting>>;
 }
 
 /** A token as the lens and attribution routes name it: id and text (UTF-8, lossy for byte tokens). */
