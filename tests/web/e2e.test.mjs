@@ -10,15 +10,21 @@
 // Then the row's "Decision boundaries" button: every kept step's fragile marking in the strip and
 // the selected step's intervals (lo/hi as the page rounds them) against the route's JSON
 // (replay with "boundaries": true), asked once, and not again when a slider moves.
-// Last, a generation at temperature 2 with no truncation: a clicked token ranked beyond its
+// Then a generation at temperature 2 with no truncation: a clicked token ranked beyond its
 // step's 10 rows gets an extra row with the rank the test computes from the kept raw logits.
+// Last, structured output: a schema that is not JSON is refused next to its field before
+// anything is sent, one the server refuses (400, param response_format.json_schema.schema) is
+// shown there too, then a JSON object generation (sampling, repetition_penalty 3) asks for no
+// keep, says once what is off, and marks with a "G" exactly the steps whose grammar stage, in
+// the trace the page received, has best_kept_rank > 1 (the same request from the test gives the
+// same trace); the selected marked step's line names the rank kept.
 // Nothing may load from another host (every other host is aborted and counted), and no console
 // or page error may occur.
 // Then a second, short phase against a server started with --api-key: the first load's 401
 // shows the banner and the "API key" field, the key typed there (sessionStorage) is sent as
 // `Authorization: Bearer KEY` on every /v1 request, and a 4-token generation shows its chips.
 // Screenshots: ARTIFACTS/web-generated.png, web-tree.png, web-boundaries.png, web-after-fork.png,
-// web-api-key.png.
+// web-grammar.png, web-api-key.png.
 //
 //   node e2e.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
 //                     [--artifacts DIR] [--model DIR] [--chromium /usr/bin/chromium]
@@ -34,7 +40,9 @@
 // "boundaries-compute" (data-branch), chips' data-fragile, "boundaries" (data-step) with one
 // "boundary" per setting (data-setting, data-applies, data-fragile; "boundary-lo", "boundary-hi"),
 // "boundaries-greedy", "boundaries-sliders-differ";
-// data-testid="api-key" (the password field labelled "API key") and "api-key-save"; "max_tokens".
+// data-testid="api-key" (the password field labelled "API key") and "api-key-save"; "max_tokens";
+// "structured" (a select), "structured-schema", "structured-error" (data-field, data-source
+// page|server), "constrained-note", chips' data-grammar-pressed, "grammar-press" (data-kept-rank).
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -598,6 +606,109 @@ async function checkRankRow(page, srv, ids, known) {
   console.log(`the clicked token's own row: ${Date.now() - start} ms`);
 }
 
+// The trace steps (sequence 0) in an SSE answer's text, by step.
+function sseTrace(text) {
+  const steps = [];
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
+    const trace = JSON.parse(line.slice(6))?.logitscope?.trace;
+    if (Array.isArray(trace)) steps.push(...trace.filter((t) => (t.sequence ?? 0) === 0));
+  }
+  return steps.sort((a, b) => a.step - b.step);
+}
+
+const grammarRank = (step) => step.stages?.find((st) => st.name === "grammar")?.best_kept_rank;
+
+async function checkStructured(page, srv, posts, artifacts, allow400) {
+  const start = Date.now();
+  const generated = async (what) => {
+    await page.waitForFunction(
+      () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"),
+      null, { timeout: WAIT });
+    await stateNotError(page, what);
+  };
+  await setValue(page, "structured", "json_schema");
+  await setValue(page, "structured-schema", '{"type": "object",}');
+  let before = posts.length;
+  await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
+  const pageErr = await page.locator('[data-testid="structured-error"]').first()
+    .evaluate((e) => ({ field: e.dataset.field, source: e.dataset.source, text: e.textContent })).catch(() => null);
+  check("a schema that is not JSON is refused next to the schema field, before sending",
+        pageErr?.field === "schema" && pageErr.source === "page" && /not JSON/.test(pageErr.text) && posts.length === before,
+        { pageErr, sent: posts.length - before });
+
+  await setValue(page, "structured-schema", '{"type": "object", "patternProperties": {"a": {}}}');
+  check("editing the schema clears the inline error", await page.locator('[data-testid="structured-error"]').count() === 0);
+  allow400(true);
+  await armStateWatch(page);
+  await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
+  await page.waitForSelector('[data-testid="structured-error"][data-source="server"]', { state: "visible", timeout: WAIT }).catch(() => null);
+  allow400(false);
+  const srvErr = await page.locator('[data-testid="structured-error"]').first()
+    .evaluate((e) => ({ field: e.dataset.field, source: e.dataset.source, text: e.textContent })).catch(() => null);
+  check("the server's 400 on the schema (unsupported keyword) is shown next to the schema field",
+        srvErr?.field === "schema" && srvErr.source === "server" && /patternProperties/.test(srvErr.text), srvErr);
+
+  console.log("\n== structured output: a JSON object");
+  await setValue(page, "structured", "json_object");
+  await setValue(page, "temperature", "1");
+  await setValue(page, "repetition_penalty", "3");
+  await setValue(page, "max_tokens", "12");
+  await setValue(page, "seed", SEED);
+  await setValue(page, "prompt", PROMPT);
+  before = posts.length;
+  const answersBefore = await page.evaluate(() => window.__lsAnswers.length);
+  await armStateWatch(page);
+  await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
+  await generated("the constrained generation");
+  const post = posts.slice(before).find((p) => /\/v1\/(chat\/)?completions$/.test(p.url))?.body ?? null;
+  check("it sent response_format json_object and did not ask to keep the generation",
+        post?.response_format?.type === "json_object" && post?.logitscope && !("keep" in post.logitscope), post && {
+          response_format: post.response_format, logitscope: post.logitscope });
+  const answer = await poll(async () => {
+    const a = await page.evaluate((n) => window.__lsAnswers[n], answersBefore);
+    return a && a.text.includes("[DONE]") ? a : undefined;
+  });
+  const trace = answer ? sseTrace(answer.text) : [];
+  const header = answer ? /"header":\{[^]*?"chain":"([^"]*)"/.exec(answer.text)?.[1] : null;
+  check("the trace the page received has a grammar stage at every step (chain grammar(json_object) -> ...)",
+        trace.length > 0 && trace.every((t) => typeof grammarRank(t) === "number") && /^grammar\(json_object\)/.test(header ?? ""),
+        { steps: trace.length, chain: header });
+  check("the answer's header names no kept generation", answer !== undefined && !/"generation"\s*:/.test(answer.text));
+  const chips = await page.$$eval('[data-testid="token"]', (els) => els.map((e) => ({
+    step: Number(e.dataset.step), id: Number(e.dataset.id), pressed: e.dataset.grammarPressed ?? null,
+  })));
+  const want = trace.filter((t) => grammarRank(t) > 1).map((t) => ({ step: t.step, pressed: String(grammarRank(t) - 1) }));
+  const got = chips.filter((c) => c.pressed !== null).map((c) => ({ step: c.step, pressed: c.pressed }));
+  check(`one chip per traced step (${trace.length}), the same tokens`,
+        chips.length === trace.length && chips.every((c, i) => c.id === trace[i].chosen.id), { chips: chips.length, trace: trace.length });
+  check(`the chips marked grammar-pressed are exactly the steps with best_kept_rank > 1 (${want.length} of ${trace.length})`,
+        want.length > 0 && JSON.stringify(got) === JSON.stringify(want), { got, want });
+  const own = await api(srv, "POST", "/v1/chat/completions", { ...post, stream: false });
+  const ownTrace = own.json?.logitscope?.trace ?? [];
+  check("the same request from the test (seed " + SEED + ") gives the same tokens and grammar ranks",
+        own.status === 200 && JSON.stringify(ownTrace.map((t) => [t.chosen.id, grammarRank(t)]))
+          === JSON.stringify(trace.map((t) => [t.chosen.id, grammarRank(t)])), own.status === 200 ? undefined : own.text.slice(0, 300));
+  const notes = await page.locator('[data-testid="constrained-note"]').allTextContents();
+  check("one note near the output says what-if re-scoring, forks, the lens and the boundaries are off",
+        notes.length === 1 && /^Constrained generation \(JSON object\): what-if re-scoring, forks, the logit lens.*decision boundaries are off/.test(notes[0]), notes);
+  if (want.length > 0) {
+    const k = want[0].step;
+    await page.locator(`[data-testid="token"][data-step="${k}"]`).first().click({ timeout: WAIT });
+    const line = await page.locator('[data-testid="grammar-press"]').first()
+      .evaluate((e) => ({ kept: e.dataset.keptRank, text: e.textContent })).catch(() => null);
+    const t = trace.find((x) => x.step === k);
+    check(`step ${k}'s panel line names the best kept (raw #${grammarRank(t)}) and the raw best removed`,
+          line?.kept === String(grammarRank(t)) && line.text.includes(`raw #${grammarRank(t)}`)
+          && line.text.includes(`(id ${t.stages[0].top[0].id})`), line);
+    const forks = await page.$$eval('[data-testid="fork"]', (els) => els.map((e) => e.disabled));
+    check("no fork button is enabled on a constrained row", forks.every(Boolean), forks);
+    await page.screenshot({ path: path.join(artifacts, "web-grammar.png"), fullPage: false });
+    check(`screenshot ${path.join(artifacts, "web-grammar.png")}`, true);
+  }
+  console.log(`structured output: ${Date.now() - start} ms`);
+}
+
 async function runPage(srv, browser, artifacts) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const consoleErrors = [];
@@ -613,8 +724,15 @@ async function runPage(srv, browser, artifacts) {
     return route.abort();
   });
   const page = await context.newPage();
+  let allow400 = false; // while the page sends a schema the server refuses
+  const expected400 = [];
   page.on("console", (m) => {
-    if (m.type() === "error") consoleErrors.push(m.text());
+    if (m.type() !== "error") return;
+    if (allow400 && /status of 400\b/.test(m.text()) && /\/v1\/chat\/completions$/.test(m.location()?.url ?? "")) {
+      expected400.push(m.text());
+      return;
+    }
+    consoleErrors.push(m.text());
   });
   page.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
   const failed = []; // answers of 400 and above, to name what a console error is about
@@ -836,6 +954,11 @@ async function runPage(srv, browser, artifacts) {
 
     console.log("\n== a token beyond its step's candidate rows");
     await checkRankRow(page, srv, ids, [gid, fid]);
+
+    console.log("\n== structured output: problems shown next to the field");
+    await checkStructured(page, srv, posts, artifacts, (on) => {
+      allow400 = on;
+    });
   } finally {
     console.log("\n== what the page loaded");
     const offOrigin = requests.filter((u) => !u.startsWith(srv.origin + "/") && !/^(data|blob|about):/.test(u));

@@ -3,7 +3,9 @@
 // OpenAI-compatible routes with the trace on and the logits kept; forks continue a row from a
 // chosen token; every error lands in the banner; body[data-state] says idle/generating/error.
 // A 401 (serve --api-key) shows the API key field; a key given there is kept for the tab
-// (api.ts sends it) and /v1/logitscope/info is loaded again.
+// (api.ts sends it) and /v1/logitscope/info is loaded again. A structured output choice is
+// checked before sending (inline, next to its field, as a server 400 naming that field is too);
+// a constrained generation is streamed without keep, and a note above its rows says what is off.
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, apiKeyProblem, getGeneration, getInfo, setApiKey } from './api';
 import { chartSvg } from './chart';
@@ -14,6 +16,8 @@ import { ApiKeyForm, PromptPanel, type Mode, type Turn } from './prompt_panel';
 import { SettingsPanel } from './settings';
 import { StepPanel } from './step_panel';
 import { requestBody, streamGeneration, type GenerateRequest } from './stream';
+import { constraintLabel, constraintProblem, NO_CONSTRAINT, paramField, type Constraint } from './structured';
+import { ConstrainedNote, StructuredPanel, type FieldError } from './structured_view';
 import { BranchRow, type Selection } from './tokens';
 import { PRESETS, type Branch, type InfoResponse, type Preset, type Settings, type TraceToken, type View } from './types';
 import { useWhatIf } from './whatif';
@@ -70,6 +74,8 @@ export function App() {
   const [generating, setGenerating] = useState(false);
   const [error, setError] = useState<ErrorInfo | null>(null);
   const [keyProblem, setKeyProblem] = useState<'missing' | 'rejected' | null>(null);
+  const [constraint, setConstraint] = useState<Constraint>(NO_CONSTRAINT);
+  const [fieldError, setFieldError] = useState<FieldError | null>(null);
   const abortRef = useRef<AbortController | null>(null);
   const nextId = useRef(1);
   const infoLoaded = useRef(false);
@@ -84,8 +90,11 @@ export function App() {
           ? 'the server wants an API key (it was started with --api-key): enter it in the “API key” field of the prompt panel'
           : 'the server did not accept the API key: enter the right one in the “API key” field of the prompt panel';
       setError({ message, param: null, status: 401 });
-    } else if (e instanceof ApiError) setError({ message: e.message, param: e.param, status: e.status });
-    else setError({ message: e instanceof Error ? e.message : String(e), param: null, status: null });
+    } else if (e instanceof ApiError) {
+      setError({ message: e.message, param: e.param, status: e.status });
+      const field = paramField(e.param);
+      if (field) setFieldError({ field, message: e.message, source: 'server' });
+    } else setError({ message: e instanceof Error ? e.message : String(e), param: null, status: null });
   };
 
   /** GET /v1/logitscope/info; the model's defaults become the settings the first time only. */
@@ -164,6 +173,9 @@ export function App() {
   async function generate() {
     if (generating) return;
     setError(null);
+    const problem = constraintProblem(constraint);
+    setFieldError(problem && { ...problem, source: 'page' });
+    if (problem) return; // said next to the field; nothing is sent
     const s = { ...settings };
     const max = Number(maxTokens);
     const userText = user;
@@ -177,12 +189,12 @@ export function App() {
         ]),
         { role: 'user' as const, content: userText },
       ];
-      req = { kind: 'chat', messages, settings: s, maxTokens: max, seed };
+      req = { kind: 'chat', messages, settings: s, maxTokens: max, seed, constraint };
     } else {
-      req = { kind: 'completion', prompt: rawPrompt, settings: s, maxTokens: max, seed };
+      req = { kind: 'completion', prompt: rawPrompt, settings: s, maxTokens: max, seed, constraint };
     }
     const title = (mode === 'chat' ? userText : rawPrompt).slice(0, 60) || '(empty prompt)';
-    const branch: Branch = { id: nextId.current++, label: 'original', fork: null, header: null, steps: [], text: '', finishReason: null, status: 'streaming', settings: s, maxTokens: max };
+    const branch: Branch = { id: nextId.current++, label: 'original', fork: null, header: null, steps: [], text: '', finishReason: null, status: 'streaming', settings: s, maxTokens: max, constraint: constraintLabel(constraint) };
     const v: View = { id: nextId.current++, title, branches: [branch] };
     const previous = { view: activeView, selection };
     setViews((vs) => [...vs, v]);
@@ -238,6 +250,7 @@ export function App() {
       status: 'streaming',
       settings: s,
       maxTokens: max,
+      constraint: null, // forks continue kept rows only, which are never constrained
     };
     setViews((vs) => vs.map((v) => (v.branches.some((b) => b.id === parentId) ? { ...v, branches: [...v.branches, branch] } : v)));
     await runStream(branch.id, '/v1/completions', requestBody({ kind: 'completion', prompt, settings: s, maxTokens: max, seed }));
@@ -313,17 +326,27 @@ export function App() {
           onGenerate={generate}
           onStop={() => abortRef.current?.abort()}
           settings={
-            <SettingsPanel
-              settings={settings}
-              defaults={defaults}
-              sources={sources}
-              maxTokens={maxTokens}
-              seed={seed}
-              lastSeed={lastSeed}
-              onSettings={setSettings}
-              onMaxTokens={setMaxTokens}
-              onSeed={setSeed}
-            />
+            <>
+              <StructuredPanel
+                value={constraint}
+                error={fieldError}
+                onChange={(c) => {
+                  setConstraint(c);
+                  setFieldError(null);
+                }}
+              />
+              <SettingsPanel
+                settings={settings}
+                defaults={defaults}
+                sources={sources}
+                maxTokens={maxTokens}
+                seed={seed}
+                lastSeed={lastSeed}
+                onSettings={setSettings}
+                onMaxTokens={setMaxTokens}
+                onSeed={setSeed}
+              />
+            </>
           }
         />
         <section class="centre" aria-label="generated tokens">
@@ -360,6 +383,7 @@ export function App() {
             )}
           </div>
           {branches.length === 0 && <p class="muted empty">Write a prompt and press Generate: every token becomes a chip; click one to look inside the step.</p>}
+          {branches[0]?.constraint && <ConstrainedNote constraint={branches[0].constraint} />}
           <div class="branches">
             {branches.map((b) => (
               <BranchRow

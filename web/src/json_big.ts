@@ -1,6 +1,7 @@
 // JSON with integers beyond 2^53 kept exact: seeds are 64-bit (the header reports a random one),
 // which JSON.parse would round. parseJson() turns such integer literals into BigInt values;
-// stringifyJson() writes BigInt values back as plain JSON integers.
+// stringifyJson() writes BigInt values back as plain JSON integers, and a RawJson's text as
+// written (a user's JSON Schema: its keys' order and numbers exactly as typed).
 
 const TAG = '\u0000bigint:';
 
@@ -43,14 +44,26 @@ export function parseJson(text: string): unknown {
   );
 }
 
-/** JSON.stringify that writes BigInt values as JSON integers. */
+/** JSON text sent as written; the caller makes sure it is valid JSON (JSON.parse accepts it). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+const RAW = '\u0000raw:';
+
+/** JSON.stringify that writes BigInt values as JSON integers and RawJson values as their text. */
 export function stringifyJson(value: unknown): string {
   let big = false;
+  const raws: string[] = [];
   const text = JSON.stringify(value, (_key, v) => {
+    if (v instanceof RawJson) {
+      raws.push(v.text);
+      return RAW + (raws.length - 1);
+    }
     if (typeof v !== 'bigint') return v;
     big = true;
     return TAG + v.toString();
   });
-  if (!big) return text;
-  return text.replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
+  const unbig = big ? text.replace(/"\\u0000bigint:(-?\d+)"/g, '$1') : text;
+  return raws.length === 0 ? unbig : unbig.replace(/"\\u0000raw:(\d+)"/g, (_m, i: string) => raws[Number(i)]);
 }

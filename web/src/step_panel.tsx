@@ -3,7 +3,7 @@
 // moves; the step's own token always among them, with its rank) with a "continue from here"
 // button per row, the decision boundaries (once the row's button asked for them), "Inside the
 // model" (logit lens, attribution, continuation tree, on demand), the pool after every stage,
-// the raw top-N.
+// the raw top-N. Where a grammar removed the raw best token(s), a line names them and the best kept.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { getLogits, tokenText } from './api';
 import { boundaryTokenIds } from './boundaries';
@@ -11,6 +11,7 @@ import { BoundariesSection, useBoundaries } from './boundaries_view';
 import { candidateRows, rankOf, recordedRank, type ExtraToken } from './candidates';
 import { fmtNum, fmtProb } from './format';
 import { InsidePanel } from './inside_panel';
+import { GrammarLine } from './structured_view';
 import type { Branch, Settings, Step, TopEntry, TraceToken } from './types';
 import { showWhitespace } from './utf8';
 import type { WhatIf } from './whatif';
@@ -189,6 +190,7 @@ export function StepPanel(props: {
         Step {step.step} <span class="muted">of {branch.label}</span>
       </h2>
       <Choice step={step} />
+      <GrammarLine step={step} />
 
       <h3>{rescored ? 'Re-scored under the current settings' : 'Candidates (the final distribution as recorded)'}</h3>
       {whatIf.pending && <p class="muted">re-scoring…</p>}

@@ -1,10 +1,12 @@
 // One streamed generation: the request body (chat messages, a prompt string or token ids, the
-// settings, logprobs, and `"logitscope": {trace, keep, order_preset}`), then the SSE stream read
-// chunk by chunk into header, trace steps, text and the finish reason. Errors (HTTP, network,
-// an SSE error event, a stream cut before [DONE]) are thrown as ApiError; Stop aborts.
+// settings, logprobs, a structured output constraint, and `"logitscope": {trace, keep,
+// order_preset}`: keep only without a constraint, which the server refuses to keep), then the
+// SSE stream read chunk by chunk into header, trace steps, text and the finish reason. Errors
+// (HTTP, network, an SSE error event, a stream cut before [DONE]) are thrown as ApiError.
 import { ApiError, call } from './api';
 import { stringifyJson } from './json_big';
 import { classify, SseParser } from './sse';
+import { constraintFields, type Constraint } from './structured';
 import type { Header, Settings, Step } from './types';
 
 export const TRACE_TOP_N = 10;
@@ -22,6 +24,8 @@ export interface GenerateRequest {
   maxTokens: number;
   /** Digits, or empty for a random seed. */
   seed: string;
+  /** Structured output, checked by constraintProblem(); absent or kind none: unconstrained. */
+  constraint?: Constraint;
 }
 
 export function requestBody(r: GenerateRequest): Record<string, unknown> {
@@ -40,7 +44,9 @@ export function requestBody(r: GenerateRequest): Record<string, unknown> {
   if (seed !== '') body.seed = /^\d+$/.test(seed) ? BigInt(seed) : seed; // the server judges the rest
   if (r.kind === 'chat') Object.assign(body, { logprobs: true, top_logprobs: 5 });
   else body.logprobs = 5;
-  body.logitscope = { trace: TRACE_TOP_N, keep: true, order_preset: s.order_preset };
+  const constrained = r.constraint !== undefined && r.constraint.kind !== 'none';
+  if (constrained) Object.assign(body, constraintFields(r.constraint!, r.kind));
+  body.logitscope = constrained ? { trace: TRACE_TOP_N, order_preset: s.order_preset } : { trace: TRACE_TOP_N, keep: true, order_preset: s.order_preset };
   return body;
 }
 

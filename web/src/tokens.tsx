@@ -3,11 +3,13 @@
 // (and Home/End) move between chips, Up/Down between rows, Enter/Space/click select. A fork row shows the
 // shared prefix collapsed, the forced token, then its own chips. The row's "Decision boundaries"
 // button (boundaries_view.tsx) asks for its kept steps' boundaries; fragile chips are then underlined.
+// A constrained row marks the chips where the grammar removed the raw best token (a "G" badge).
 import { useMemo, useState } from 'preact/hooks';
 import { fragileTitle } from './boundaries';
 import { BoundaryButton, useBoundaries } from './boundaries_view';
 import { chipColor, type ColorMode } from './colors';
 import { fmtProb } from './format';
+import { grammarPress, pressTitle } from './grammar_trace';
 import type { Branch, Step } from './types';
 import { decodeBytes, groupTokens, hexToBytes, showWhitespace, visibleWhitespace } from './utf8';
 
@@ -55,7 +57,9 @@ export function BranchRow(props: RowProps) {
     const sel: Selection = { branch: branch.id, step: s.step };
     const sb = bounds?.get(s.step);
     const fragile = sb ? fragileTitle(sb) : null;
-    const classes = ['chip', inGroup ? 'in-group' : '', selectedHere === s.step ? 'selected' : '', props.changed?.has(s.step) ? 'changed' : '', fragile ? 'fragile' : ''];
+    const press = grammarPress(s);
+    const pressed = press ? pressTitle(press) : null;
+    const classes = ['chip', inGroup ? 'in-group' : '', selectedHere === s.step ? 'selected' : '', props.changed?.has(s.step) ? 'changed' : '', fragile ? 'fragile' : '', press ? 'grammar-pressed' : ''];
     return (
       <button
         type="button"
@@ -68,10 +72,11 @@ export function BranchRow(props: RowProps) {
         data-step={s.step}
         data-branch={branch.id}
         data-fragile={sb ? String(sb.fragile) : undefined}
+        data-grammar-pressed={press ? String(press.removed) : undefined}
         tabIndex={s.step === tabStop ? 0 : -1}
-        title={fragile ? `${chipTitle(s)}\n${fragile}` : chipTitle(s)}
+        title={[chipTitle(s), fragile, pressed].filter(Boolean).join('\n')}
         aria-pressed={selectedHere === s.step}
-        aria-label={`step ${s.step}: ${showWhitespace(s.chosen.text)}, probability ${fmtProb(s.chosen.prob)}${props.changed?.has(s.step) ? ', would change' : ''}${fragile ? ', fragile choice' : ''}`}
+        aria-label={`step ${s.step}: ${showWhitespace(s.chosen.text)}, probability ${fmtProb(s.chosen.prob)}${props.changed?.has(s.step) ? ', would change' : ''}${fragile ? ', fragile choice' : ''}${pressed ? `, ${pressed}` : ''}`}
         onClick={() => props.onSelect(sel, false)}
         onKeyDown={(e) => {
           if (['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'].includes(e.key)) {
@@ -95,6 +100,7 @@ export function BranchRow(props: RowProps) {
           {' '}
           · {branch.steps.length} tokens · {status}
           {branch.header ? ` · seed ${String(branch.header.seed)}` : ''}
+          {branch.constraint ? ` · constrained: ${branch.constraint}` : ''}
         </span>
         <BoundaryButton branch={branch} job={boundaries} start={startBoundaries} />
       </div>

@@ -22,6 +22,8 @@ export interface StageTrace {
   candidates: number;
   entropy: number;
   mass_removed: number;
+  /** The rank under the stage's input of the best token left (above 1: it removed every better one). */
+  best_kept_rank?: number;
   top: TopEntry[];
 }
 export interface ChosenToken extends TraceToken {
@@ -250,6 +252,8 @@ export interface Branch {
   status: 'streaming' | 'done' | 'stopped' | 'error';
   settings: Settings;
   maxTokens: number;
+  /** The structured output asked for ("JSON object", ...), null for none: such a row is not kept. */
+  constraint: string | null;
 }
 
 /** One generation request and its forks (a chat turn, or one raw completion). */
