@@ -19,7 +19,8 @@ namespace {
 using test::logits_of;
 using test::ScriptedSource;
 
-constexpr std::int32_t kEos = 0, kA = 1, kB = 2, kC = 3, kD = 4, kE = 5, kF = 6, kPrompt = 9;
+constexpr std::int32_t kEos = 0, kA = 1, kB = 2, kC = 3, kPrompt = 9;
+// Tokens 4-6 appear in the scripts below by position only (as D, E, F in the comments).
 
 // The classic case: greedy takes A (0.6) then C (0.6) = 0.36; B (0.4) then E (0.99) = 0.396.
 std::vector<float> classic(const std::vector<std::int32_t>& t) {
