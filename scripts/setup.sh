@@ -14,6 +14,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-jinja2 python3-jsonschema python3-torch
   chromium fonts-noto-cjk librsvg2-bin
+  clang-14 libclang-rt-14-dev  # scripts/sanitize.sh and scripts/fuzz.sh
 )
 command -v node > /dev/null || packages+=(nodejs npm)
 $SUDO apt-get update -qq
