@@ -6,10 +6,12 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/model_source.h"
 #include "app/prompt.h"
 #include "core/error.h"
 #include "engine/engine.h"
@@ -26,6 +28,7 @@ struct ServeOptions {
   int ctx = 4096;
   std::size_t keep_mib = 512;
   std::string served_name;
+  std::string model_b;  // --model-b: a second model the page compares at kept steps
 };
 
 std::string default_name(const std::string& path) {
@@ -58,6 +61,19 @@ void run_serve(ServeOptions& o) {
   limits.parallel = o.scheduler.parallel;
   limits.defaults = server::server_defaults(lm);
   (void)lm.chat_template();  // read once here: handler threads then only render it
+  std::optional<LoadedModel> lm_b;
+  if (!o.model_b.empty()) {
+    const std::string path = resolve_model_spec(o.model_b, "main", o.model.pull, "--model-b");
+    lm_b.emplace(LoadedModel::open(path, load_options(o.model)));
+    if (lm_b->model().config().vocab_size != lm.model().config().vocab_size)
+      fail(
+          "--model-b {}: vocab_size {} differs from --model {} ({}); the two models must share "
+          "the vocabulary",
+          o.model_b, lm_b->model().config().vocab_size, o.model.model,
+          lm.model().config().vocab_size);
+    limits.model_b = &*lm_b;
+    limits.model_b_name = default_name(o.model_b);
+  }
 
   ThreadPool pool(o.model.threads);
   engine::Engine engine(lm.model(), pool);
@@ -134,6 +150,10 @@ void add_serve_command(CLI::App& app) {
                   "after it opened is closed (slow clients)")
       ->capture_default_str()
       ->check(CLI::Range(100, 3600000));
+  cmd->add_option("--model-b", o->model_b,
+                  "A second model with the same vocabulary (a directory, .gguf or id): the page "
+                  "compares it with the first at every step of a kept generation "
+                  "(POST /v1/logitscope/side_by_side)");
   cmd->add_option("--served-model-name", o->served_name,
                   "The model id in /v1/models and responses (default: the file or folder name)");
   cmd->callback([o] { run_serve(*o); });

@@ -20,6 +20,7 @@
 #include "server/inside.h"
 #include "server/microscope.h"
 #include "server/response.h"
+#include "server/side_by_side.h"
 
 namespace ls::server {
 
@@ -394,6 +395,20 @@ void HttpServer::microscope_routes() {
       const LensQuery q = parse_lens(parse_body(req), limits_, kept);
       json out;
       scheduler_.run_between_steps([&](ThreadPool& pool) { out = run_lens(q, limits_, pool); });
+      send_json(res, out);
+    });
+  });
+  on_post("/v1/logitscope/side_by_side", [this, kept](const httplib::Request& req,
+                                                      httplib::Response& res) {
+    guarded(res, [&] {
+      const json body = parse_body(req);
+      if (!body.is_object() || !body.contains("generation") || !body["generation"].is_string())
+        throw ApiError(400, "'generation' (a kept generation's id) is required", "generation");
+      const SideBySideQuery q =
+          parse_side_by_side(body, limits_, kept(body["generation"].get<std::string>()));
+      json out;
+      scheduler_.run_between_steps(
+          [&](ThreadPool& pool) { out = run_side_by_side(q, limits_, pool); });
       send_json(res, out);
     });
   });

@@ -23,7 +23,8 @@ json info_json(const ServerLimits& limits) {
           {"max_model_len", limits.ctx},
           {"has_chat_template", has_template},
           {"order_presets", {"hf", "vllm", "llama_cpp"}},
-          {"settings", decode::settings_json(limits.defaults)}};
+          {"settings", decode::settings_json(limits.defaults)},
+          {"model_b", limits.model_b ? json(limits.model_b_name) : json(nullptr)}};
 }
 
 json generation_json(const KeptGeneration::Snapshot& g, std::int32_t vocab) {

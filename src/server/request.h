@@ -34,10 +34,12 @@ struct ApiError : std::runtime_error {
 struct ServerLimits {
   const engine::LoadedModel* model = nullptr;
   std::string served_name;
-  int ctx = 4096;                        // positions per sequence, prompt + generated
-  int parallel = 8;                      // the most choices one request may ask for
-  decode::GenerationConfig defaults;     // server_defaults(model)
-  std::mutex* template_mutex = nullptr;  // the chat template is rendered under it
+  int ctx = 4096;                                // positions per sequence, prompt + generated
+  int parallel = 8;                              // the most choices one request may ask for
+  decode::GenerationConfig defaults;             // server_defaults(model)
+  std::mutex* template_mutex = nullptr;          // the chat template is rendered under it
+  const engine::LoadedModel* model_b = nullptr;  // serve --model-b: compared at kept steps
+  std::string model_b_name;
 };
 
 // The defaults of the OpenAI API (sampling on, temperature 1, top_p 1, no top_k) with the
@@ -68,8 +70,8 @@ ParsedRequest parse_chat_request(const nlohmann::json& body, const ServerLimits&
 ParsedRequest parse_completion_request(const nlohmann::json& body, const ServerLimits& limits,
                                        const nlohmann::ordered_json* written = nullptr);
 
-// A replay's `settings` (docs/server-api.md): the number fields, top_k and order_preset over the recorded
-// config `c`, checked as a request's are; `param` names settings.FIELD.
+// A replay's `settings` (docs/server-api.md): the number fields, top_k and order_preset over the
+// recorded config `c`, checked as a request's are; `param` names settings.FIELD.
 void apply_replay_settings(const nlohmann::json& settings, decode::GenerationConfig& c,
                            const ServerLimits& limits);
 
