@@ -1097,6 +1097,56 @@ async function runKeyPage(srv, browser, artifacts) {
   }
 }
 
+// serve --model-b: the row's "Compare with B" button marks the flip chips as POST
+// /v1/logitscope/side_by_side says, and the step panel's lists start with the route's focus ids.
+async function runSidePage(srv, browser) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const sideAsks = [];
+  page.on("request", (r) => {
+    if (r.url().endsWith("/v1/logitscope/side_by_side")) sideAsks.push(JSON.parse(r.postData() ?? "null"));
+  });
+  try {
+    const start = Date.now();
+    await page.goto(srv.origin + "/", { waitUntil: "load", timeout: WAIT });
+    await setValue(page, "repetition_penalty", "3");
+    await setValue(page, "max_tokens", "6");
+    await setValue(page, "seed", SEED);
+    await setValue(page, "prompt", PROMPT);
+    await armStateWatch(page);
+    await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
+    await page.waitForFunction(
+      () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"
+        && document.querySelectorAll('[data-testid="token"]').length >= 1),
+      null, { timeout: WAIT });
+    await stateNotError(page, "generate with a model B");
+    check("nothing was compared before the button", sideAsks.length === 0, sideAsks);
+    await page.locator('[data-testid="side-compare"]').first().click({ timeout: WAIT });
+    await page.waitForSelector('[data-testid="side-summary"]', { timeout: WAIT });
+    const gid = sideAsks[0]?.generation;
+    const want = await api(srv, "POST", "/v1/logitscope/side_by_side", { generation: gid });
+    check(`POST side_by_side {generation: ${gid}}: 200`, want.status === 200, want.text.slice(0, 300));
+    const flips = await page.$$eval('[data-testid="token"][data-flip]', (els) => els.map((e) => [Number(e.dataset.step), e.dataset.flip === "true"]));
+    const expected = (want.json?.steps ?? []).map((s) => [s.step, s.flip]);
+    check(`the chips' flip marks equal the route's (${expected.filter((f) => f[1]).length} flips of ${expected.length})`,
+          expected.length > 0 && JSON.stringify(flips) === JSON.stringify(expected), { flips, expected });
+    const badges = await page.locator('[data-testid="token"][data-flip="true"] .flip-badge').count();
+    check("every flip chip has its B badge", badges === expected.filter((f) => f[1]).length, badges);
+    const k = Math.min(STEP, expected.length - 1);
+    await page.locator(`[data-testid="token"][data-step="${k}"]`).first().click({ timeout: WAIT });
+    await page.waitForSelector(`[data-testid="side-by-side"][data-step="${k}"]`, { timeout: WAIT });
+    const focus = await api(srv, "POST", "/v1/logitscope/side_by_side", { generation: gid, step: k, top: 10 });
+    const first = await page.$eval('[data-testid="side-row"][data-rank="1"]', (e) => [Number(e.dataset.a), Number(e.dataset.b)]);
+    const f = focus.json?.focus;
+    check(`step ${k}: the lists' first ids equal the route's focus`, f && first[0] === f.a[0].id && first[1] === f.b[0].id, { first, a: f?.a?.[0]?.id, b: f?.b?.[0]?.id });
+    check("the page asked once for the row and once for the step",
+          sideAsks.length === 2 && sideAsks[0].step === undefined && sideAsks[1].step === k, sideAsks);
+    console.log(`side by side: ${Date.now() - start} ms`);
+  } finally {
+    await context.close().catch(() => {});
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 async function main() {
   const artifacts = path.resolve(ARGS.artifacts);
@@ -1125,6 +1175,15 @@ async function main() {
     });
     console.log(`chromium ${browser.version()}`);
     await runPage(srv, browser, artifacts);
+    await stopServer(srv);
+
+    console.log("\n== serve --model-b");
+    const modelB = path.join(tmp, "tiny_b");
+    const made = spawnSync(ARGS.logitscope, ["synth", "--shape", "tiny", "--seed", "5", "--out", modelB, "--tokenizer-from", model],
+                           { encoding: "utf8", timeout: 120000 });
+    check("synth a second tiny model (seed 5)", made.status === 0, `${made.stdout}${made.stderr}`);
+    srv = await startServer(ARGS.logitscope, model, ["--model-b", modelB]);
+    await runSidePage(srv, browser);
     await stopServer(srv);
 
     console.log("\n== serve --api-key");

@@ -1,11 +1,11 @@
 // The server's routes as the page calls them (docs/server-api.md): JSON requests whose non-2xx
 // answers become ApiError (message, param, status), the kept generations' logits as
 // Float32Array (little-endian, cached per step), replay and its decision boundaries, the logit
-// lens, attribution, the continuation tree and detokenize. Every request goes through call(),
+// lens, attribution, the continuation tree, side by side with model B and detokenize. Every request goes through call(),
 // which adds `Authorization: Bearer KEY` to /v1/* requests when the user gave an API key
 // (`serve --api-key`); the key lives in sessionStorage (this tab only), never in a URL.
 import { parseJson, stringifyJson } from './json_big';
-import type { AttributionResponse, GenerationInfo, InfoResponse, LensResponse, ReplayResponse, TreeResponse } from './types';
+import type { AttributionResponse, GenerationInfo, InfoResponse, LensResponse, ReplayResponse, SideBySideResponse, TreeResponse } from './types';
 
 export class ApiError extends Error {
   /** On a 401 from call(): whether the request went without a key ('missing') or with one the server refused ('rejected'). */
@@ -149,6 +149,11 @@ export function attribute(body: Record<string, unknown>, signal?: AbortSignal): 
 /** The continuation tree of a kept generation's step: `{generation, step, k?, depth?, min_prob?, max_nodes?, settings?}`. */
 export function tree(body: Record<string, unknown>, signal?: AbortSignal): Promise<TreeResponse> {
   return json<TreeResponse>('/v1/logitscope/tree', post(body, signal), 'POST /v1/logitscope/tree');
+}
+
+/** Model B (`serve --model-b`) against the kept generation's logits: `{generation, step?, top?}`. */
+export function sideBySide(body: Record<string, unknown>, signal?: AbortSignal): Promise<SideBySideResponse> {
+  return json<SideBySideResponse>('/v1/logitscope/side_by_side', post(body, signal), 'POST /v1/logitscope/side_by_side');
 }
 
 const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;

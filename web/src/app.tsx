@@ -287,7 +287,7 @@ export function App() {
         <h1>
           logitscope <span class="muted">· the logit microscope</span>
         </h1>
-        <p class="muted">{info ? `${info.model} · vocabulary ${info.vocab_size} · context ${info.max_model_len}` : 'connecting…'}</p>
+        <p class="muted">{info ? `${info.model}${info.model_b ? ` (compare with ${info.model_b})` : ''} · vocabulary ${info.vocab_size} · context ${info.max_model_len}` : 'connecting…'}</p>
       </header>
       {error && (
         <div class="error" role="alert" data-testid="error">
@@ -395,6 +395,7 @@ export function App() {
                 onSelect={select}
                 onMove={move}
                 report={report}
+                modelB={info?.model_b ?? null}
               />
             ))}
           </div>
@@ -438,6 +439,7 @@ export function App() {
               canFork={!generating && selBranch.header?.generation !== undefined}
               onFork={(t) => fork(selBranch.id, selStep.step, t)}
               report={report}
+              modelB={info?.model_b ?? null}
             />
           ) : (
             <p class="muted">Select a token (click, or Tab to the row and use the arrow keys) to see its raw top candidates, the pool after every stage and the choice.</p>

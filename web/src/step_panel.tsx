@@ -4,6 +4,7 @@
 // button per row, the decision boundaries (once the row's button asked for them), "Inside the
 // model" (logit lens, attribution, continuation tree, on demand), the pool after every stage,
 // the raw top-N. Where a grammar removed the raw best token(s), a line names them and the best kept.
+// With a model B (serve --model-b): both models' candidate lists for the step, side by side.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { getLogits, tokenText } from './api';
 import { boundaryTokenIds } from './boundaries';
@@ -11,6 +12,7 @@ import { BoundariesSection, useBoundaries } from './boundaries_view';
 import { candidateRows, rankOf, recordedRank, type ExtraToken } from './candidates';
 import { fmtNum, fmtProb } from './format';
 import { InsidePanel } from './inside_panel';
+import { SideBySideSection, useSideBySide } from './side_by_side_view';
 import { GrammarLine } from './structured_view';
 import type { Branch, Settings, Step, TopEntry, TraceToken } from './types';
 import { showWhitespace } from './utf8';
@@ -160,6 +162,7 @@ export function StepPanel(props: {
   canFork: boolean;
   onFork: (token: TraceToken) => void;
   report: (e: unknown) => void;
+  modelB: string | null;
 }) {
   const { branch, step, whatIf } = props;
   const known = useMemo(() => knownTokens(branch), [branch.steps.length, branch.id]);
@@ -179,6 +182,7 @@ export function StepPanel(props: {
   }
   const rows = candidateRows(top, extras);
   const [boundaries] = useBoundaries(branch, props.report);
+  const [side] = useSideBySide(branch, props.modelB, props.report);
   const stepBounds = boundaries.state === 'done' ? boundaries.value.get(step.step) : undefined;
   const text = useTexts(rows.map((r) => r.id).concat(boundaryTokenIds(stepBounds)), known);
   const shownTop = top.length;
@@ -287,6 +291,8 @@ export function StepPanel(props: {
       )}
 
       <BoundariesSection branch={branch} step={step.step} job={boundaries} settings={props.settings} text={text} />
+
+      <SideBySideSection branch={branch} step={step.step} recorded={step.chosen.id} modelB={props.modelB} rowJob={side} report={props.report} />
 
       <InsidePanel branch={branch} step={step} report={props.report} />
 

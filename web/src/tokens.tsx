@@ -4,12 +4,15 @@
 // shared prefix collapsed, the forced token, then its own chips. The row's "Decision boundaries"
 // button (boundaries_view.tsx) asks for its kept steps' boundaries; fragile chips are then underlined.
 // A constrained row marks the chips where the grammar removed the raw best token (a "G" badge).
+// With a model B (serve --model-b), "Compare with B" marks the chips where B's top-1 differs (a "B" badge).
 import { useMemo, useState } from 'preact/hooks';
 import { fragileTitle } from './boundaries';
 import { BoundaryButton, useBoundaries } from './boundaries_view';
 import { chipColor, type ColorMode } from './colors';
 import { fmtProb } from './format';
 import { grammarPress, pressTitle } from './grammar_trace';
+import { sideSteps, sideTitle } from './side_by_side';
+import { CompareButton, useSideBySide } from './side_by_side_view';
 import type { Branch, Step } from './types';
 import { decodeBytes, groupTokens, hexToBytes, showWhitespace, visibleWhitespace } from './utf8';
 
@@ -42,6 +45,8 @@ interface RowProps {
   onSelect: (sel: Selection, focus: boolean) => void;
   onMove: (from: Selection, key: string) => void;
   report: (e: unknown) => void;
+  /** The second model's name (info.model_b), or null: no comparison offered. */
+  modelB: string | null;
 }
 
 export function BranchRow(props: RowProps) {
@@ -52,6 +57,8 @@ export function BranchRow(props: RowProps) {
   const tabStop = selectedHere ?? 0;
   const [boundaries, startBoundaries] = useBoundaries(branch, props.report);
   const bounds = boundaries.state === 'done' ? boundaries.value : null;
+  const [side, startSide] = useSideBySide(branch, props.modelB, props.report);
+  const sides = useMemo(() => (side.state === 'done' ? sideSteps(side.value) : null), [side]);
 
   const chip = (s: Step, label: preact.ComponentChildren, inGroup: boolean) => {
     const sel: Selection = { branch: branch.id, step: s.step };
@@ -59,7 +66,10 @@ export function BranchRow(props: RowProps) {
     const fragile = sb ? fragileTitle(sb) : null;
     const press = grammarPress(s);
     const pressed = press ? pressTitle(press) : null;
-    const classes = ['chip', inGroup ? 'in-group' : '', selectedHere === s.step ? 'selected' : '', props.changed?.has(s.step) ? 'changed' : '', fragile ? 'fragile' : '', press ? 'grammar-pressed' : ''];
+    const ss = sides?.get(s.step);
+    const sideLine = ss && props.modelB !== null ? sideTitle(ss, props.modelB) : null;
+    const flip = ss?.flip === true;
+    const classes = ['chip', inGroup ? 'in-group' : '', selectedHere === s.step ? 'selected' : '', props.changed?.has(s.step) ? 'changed' : '', fragile ? 'fragile' : '', press ? 'grammar-pressed' : '', flip ? 'flip' : ''];
     return (
       <button
         type="button"
@@ -73,10 +83,11 @@ export function BranchRow(props: RowProps) {
         data-branch={branch.id}
         data-fragile={sb ? String(sb.fragile) : undefined}
         data-grammar-pressed={press ? String(press.removed) : undefined}
+        data-flip={ss ? String(ss.flip) : undefined}
         tabIndex={s.step === tabStop ? 0 : -1}
-        title={[chipTitle(s), fragile, pressed].filter(Boolean).join('\n')}
+        title={[chipTitle(s), fragile, pressed, sideLine].filter(Boolean).join('\n')}
         aria-pressed={selectedHere === s.step}
-        aria-label={`step ${s.step}: ${showWhitespace(s.chosen.text)}, probability ${fmtProb(s.chosen.prob)}${props.changed?.has(s.step) ? ', would change' : ''}${fragile ? ', fragile choice' : ''}${pressed ? `, ${pressed}` : ''}`}
+        aria-label={`step ${s.step}: ${showWhitespace(s.chosen.text)}, probability ${fmtProb(s.chosen.prob)}${props.changed?.has(s.step) ? ', would change' : ''}${fragile ? ', fragile choice' : ''}${pressed ? `, ${pressed}` : ''}${flip ? `, ${props.modelB} chooses another top-1` : ''}`}
         onClick={() => props.onSelect(sel, false)}
         onKeyDown={(e) => {
           if (['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'].includes(e.key)) {
@@ -86,6 +97,11 @@ export function BranchRow(props: RowProps) {
         }}
       >
         {label}
+        {flip && (
+          <span class="flip-badge" aria-hidden="true">
+            B
+          </span>
+        )}
       </button>
     );
   };
@@ -103,6 +119,7 @@ export function BranchRow(props: RowProps) {
           {branch.constraint ? ` · constrained: ${branch.constraint}` : ''}
         </span>
         <BoundaryButton branch={branch} job={boundaries} start={startBoundaries} />
+        <CompareButton branch={branch} modelB={props.modelB} job={side} start={startSide} />
       </div>
       <div class="chips" role="group" aria-label={`${branch.label}: generated tokens`}>
         {branch.fork && (

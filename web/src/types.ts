@@ -81,6 +81,8 @@ export interface InfoResponse {
   has_chat_template: boolean;
   order_presets: string[];
   settings: Record<string, SettingEntry>;
+  /** The second model of `serve --model-b` (same vocabulary), or null/absent. */
+  model_b?: string | null;
 }
 
 export interface GenerationInfo {
@@ -261,4 +263,34 @@ export interface View {
   id: number;
   title: string;
   branches: Branch[];
+}
+
+/** One kept step of POST /v1/logitscope/side_by_side: model A (the kept logits) against model B. */
+export interface SideStep {
+  step: number;
+  token: number;
+  kl: number | null;
+  top_a: number;
+  top_b: number;
+  flip: boolean;
+  prob_b: number | null;
+  rank_b: number;
+}
+
+export interface SideCandidate {
+  id: number;
+  token: string;
+  logprob: number | null;
+  prob: number;
+}
+
+export interface SideBySideResponse {
+  object: string;
+  generation: string | number;
+  model_a: string;
+  model_b: string;
+  steps: SideStep[];
+  kl_mean: number | null;
+  same_top1: number | null;
+  focus: null | { step: number; a: SideCandidate[]; b: SideCandidate[] };
 }
