@@ -57,16 +57,13 @@ void run_tree(TreeCli& o) {
   const decode::GenerationConfig config = generation_config_from(o.flags, lm);
   ThreadPool pool(o.model.threads);
   engine::Engine engine(lm.model(), pool);
-  const auto bound_message = [&](const std::exception& e) {
-    // The library names k, depth and the limit; the CLI names the flags.
-    fail("{} (--k {}, --depth {}, --max-nodes {})", e.what(), o.tree.k, o.tree.depth,
-         o.tree.max_nodes);
-  };
   inspect::TreeResult t;
   try {
     t = inspect::continuation_tree(engine, ids, config, o.tree);
   } catch (const Error& e) {
-    bound_message(e);
+    // The library names k, depth and the node limit; the CLI adds the flags.
+    fail("{} (--k {}, --depth {}, --max-nodes {})", e.what(), o.tree.k, o.tree.depth,
+         o.tree.max_nodes);
   }
   if (o.json) {
     nlohmann::ordered_json j;

@@ -3,14 +3,13 @@
 // then the final norm and lm_head over n_layers + 1 rows, then the decoding chain per layer),
 // the lm_head product over those rows against one single-row product (the bound: at
 // most one extra product per layer), and leave-one-out attribution against one forward pass.
-// Medians of --reps runs. Prints the CPU (/proc/cpuinfo's model name).
+// Medians of --reps runs. Prints the CPU (kernels::cpu_model_name).
 //
 // usage: bench_lens MODEL [--threads N] [--prompt N (64)] [--reps N (5)] [--attribute N (32)]
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -20,18 +19,11 @@
 #include "engine/lens.h"
 #include "engine/loaded_model.h"
 #include "inspect/lens.h"
+#include "kernels/cpu_info.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 std::vector<std::int32_t> prompt_of(std::size_t n) {
   std::vector<std::int32_t> p(n);
@@ -123,7 +115,8 @@ int bench(int argc, char** argv) {
   });
 
   fmt::print("bench_lens: {} ({} layers, hidden {}, vocab {}, {}), {} threads, CPU: {}\n", argv[1],
-             c.num_hidden_layers, H, V, model.weight_dtype(), pool.size(), cpu_name());
+             c.num_hidden_layers, H, V, model.weight_dtype(), pool.size(),
+             ls::kernels::cpu_model_name());
   fmt::print("  forward of a {}-token prompt        {:9.2f} ms\n", n_prompt, forward);
   fmt::print("  lens at its last position           {:9.2f} ms  ({:.2f}x the forward pass)\n",
              lens_ms, lens_ms / forward);

@@ -173,4 +173,12 @@ std::vector<std::pair<std::int32_t, double>> top_logprobs(std::span<const float>
   return best;
 }
 
+std::int64_t rank_of(std::span<const float> scores, std::int32_t id) {
+  const auto at = static_cast<std::size_t>(id);
+  std::int64_t rank = 1;
+  for (std::size_t i = 0; i < scores.size(); ++i)
+    rank += scores[i] > scores[at] || (scores[i] == scores[at] && i < at);
+  return rank;
+}
+
 }  // namespace ls::decode

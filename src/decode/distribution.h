@@ -35,6 +35,10 @@ void require_sortable(std::span<const float> scores, std::string_view stage);
 void require_finite_logits(std::span<const float> logits, std::size_t position,
                            std::string_view remedy = "");
 
+// 1-based rank of `id`: 1 + the ids ordered before it (a higher score, or an equal one and a
+// lower id), the order ids_by_score_desc lists them in.
+std::int64_t rank_of(std::span<const float> scores, std::int32_t id);
+
 // Token ids ordered by score descending; ties broken by the lower id first. Only tokens with a
 // score > -inf are listed when `finite_only` is set. `limit` < 0 means all.
 std::vector<std::int32_t> ids_by_score_desc(std::span<const float> scores, int limit,

@@ -24,11 +24,7 @@ TokenLogprob score_token(std::span<const float> scores, std::int32_t t) {
   tl.logprob = static_cast<double>(scores[t]) - log_sum_exp(scores);
   tl.top_id = ids_by_score_desc(scores, 1, false).at(0);
   tl.top_logit = scores[tl.top_id];
-  tl.rank = 1;
-  for (std::size_t id = 0; id < scores.size(); ++id) {
-    const auto i = static_cast<std::int32_t>(id);
-    if (scores[id] > scores[t] || (scores[id] == scores[t] && i < t)) ++tl.rank;
-  }
+  tl.rank = static_cast<std::int32_t>(rank_of(scores, t));
   return tl;
 }
 

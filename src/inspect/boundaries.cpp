@@ -15,6 +15,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "core/error.h"
@@ -122,10 +123,19 @@ PrefixChoices prefix_choices(std::span<const float> s, double draw) {
   return out;
 }
 
-void mark_fragile(Boundary& b, double step_lo, double step_hi) {
+// How far a search got from the recorded value: the last value keeping the choice, and the
+// token chosen just past it (none: it reached the end of the range).
+using Found = std::pair<double, std::optional<std::int32_t>>;
+
+// The interval the searches up to b.max and down to b.min found, and whether the recorded value
+// lies within 10 % of an end that is not a range end (top_k: of the nearest k that changes it).
+void set_interval(Boundary& b, const Found& up, const Found& down, bool integer = false) {
+  std::tie(b.hi, b.above) = up;
+  std::tie(b.lo, b.below) = down;
+  const double step = integer ? 1 : 0;
   const double tol = kFragile * std::abs(b.value);
-  b.fragile = (b.lo > b.min && std::abs(b.value - step_lo) <= tol) ||
-              (b.hi < b.max && std::abs(step_hi - b.value) <= tol);
+  b.fragile = (b.lo > b.min && std::abs(b.value - (b.lo - step)) <= tol) ||
+              (b.hi < b.max && std::abs(b.hi + step - b.value) <= tol);
 }
 
 // A truncation setting: `n_of(v)` is the kept count under value v (monotone in v: top_k and
@@ -156,7 +166,7 @@ void truncation_interval(Boundary& b, const PrefixChoices& h, std::int32_t n0, s
   };
   // Search one direction: from the recorded value towards `end`, the last value whose kept
   // count stays in a picking run; returns it and the token picked just past it (if any).
-  const auto search = [&](double end) -> std::pair<double, std::optional<std::int32_t>> {
+  const auto search = [&](double end) -> Found {
     double good = b.value;
     auto run = run_bounds(g0);
     while (true) {
@@ -182,16 +192,7 @@ void truncation_interval(Boundary& b, const PrefixChoices& h, std::int32_t n0, s
       run = run_bounds(g);
     }
   };
-  const auto [hi, above] = search(b.max);
-  const auto [lo, below] = search(b.min);
-  b.lo = lo;
-  b.hi = hi;
-  b.above = above;
-  b.below = below;
-  if (integer)
-    mark_fragile(b, b.lo > b.min ? b.lo - 1 : b.lo, b.hi < b.max ? b.hi + 1 : b.hi);
-  else
-    mark_fragile(b, b.lo, b.hi);
+  set_interval(b, search(b.max), search(b.min), integer);
 }
 
 // temperature / repetition_penalty: scan in 2 % steps from the recorded value to each end of
@@ -202,7 +203,7 @@ void scanned_interval(Boundary& b, Chain& chain, const GenerationConfig& config,
   b.max = b.value * kScanRange;
   b.note = "scanned in 2 % steps within a factor of 4, each change bisected";
   const auto pick = [&](double v) { return chain.choose(with(config, b.setting, v)); };
-  const auto search = [&](double end) -> std::pair<double, std::optional<std::int32_t>> {
+  const auto search = [&](double end) -> Found {
     const double factor = end > b.value ? kScanStep : 1 / kScanStep;
     double good = b.value;
     while (good != end) {
@@ -226,13 +227,7 @@ void scanned_interval(Boundary& b, Chain& chain, const GenerationConfig& config,
     }
     return {end, std::nullopt};
   };
-  const auto [hi, above] = search(b.max);
-  const auto [lo, below] = search(b.min);
-  b.lo = lo;
-  b.hi = hi;
-  b.above = above;
-  b.below = below;
-  mark_fragile(b, b.lo, b.hi);
+  set_interval(b, search(b.max), search(b.min));
 }
 
 // Temperature, exactly: scores z (the chain at temperature 1, nothing truncated) give the
@@ -323,7 +318,7 @@ void temperature_interval(Boundary& b, Chain& chain, const GenerationConfig& con
     if (auto r = nearest_change(good, mid)) return r;
     return nearest_change(mid, far);
   };
-  const auto search = [&](double end) -> std::pair<double, std::optional<std::int32_t>> {
+  const auto search = [&](double end) -> Found {
     budget = 0;
     Point good = at(b.value);
     while (good.t != end) {
@@ -335,13 +330,7 @@ void temperature_interval(Boundary& b, Chain& chain, const GenerationConfig& con
     }
     return {end, std::nullopt};
   };
-  const auto [hi, above] = search(b.max);
-  const auto [lo, below] = search(b.min);
-  b.lo = lo;
-  b.hi = hi;
-  b.above = above;
-  b.below = below;
-  mark_fragile(b, b.lo, b.hi);
+  set_interval(b, search(b.max), search(b.min));
 }
 
 }  // namespace

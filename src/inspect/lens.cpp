@@ -17,15 +17,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// 1 + the ids ordered before `id` (higher logit, or equal with a lower id), as `score` ranks.
-std::int64_t raw_rank(std::span<const float> row, std::int32_t id) {
-  const auto at = static_cast<std::size_t>(id);
-  std::int64_t rank = 1;
-  for (std::size_t i = 0; i < row.size(); ++i)
-    rank += row[i] > row[at] || (row[i] == row[at] && i < at);
-  return rank;
-}
-
 // The best id other than `chosen`: by processed score, then (among equal or removed ones) by
 // raw logit, then the lower id.
 std::optional<std::int32_t> runner_up_of(std::span<const float> processed,
@@ -101,7 +92,7 @@ LensReport lens_report(const LensRequest& q) {
     layer.entropy = decode::entropy(raw);
     layer.ids = ids;
     for (std::int32_t id : ids) {
-      layer.ranks.push_back(raw_rank(raw, id));
+      layer.ranks.push_back(decode::rank_of(raw, id));
       layer.logprobs.push_back(static_cast<double>(raw[static_cast<std::size_t>(id)]) - lse);
     }
     layer.sampler_choice = choices[l];

@@ -13,10 +13,7 @@
 
 namespace ls::inspect {
 
-namespace {
-
-// k + k^2 + ... + k^depth, saturated above `cap`.
-std::size_t node_bound(int k, int depth, std::size_t cap) {
+std::size_t tree_node_bound(int k, int depth, std::size_t cap) {
   std::size_t total = 0, level = 1;
   for (int d = 0; d < depth; ++d) {
     level *= static_cast<std::size_t>(k);
@@ -26,8 +23,6 @@ std::size_t node_bound(int k, int depth, std::size_t cap) {
   return total;
 }
 
-}  // namespace
-
 TreeResult continuation_tree(decode::LogitsSource& source, std::span<const std::int32_t> prompt,
                              const decode::GenerationConfig& config, const TreeOptions& o) {
   if (o.k < 1) fail("tree: k must be at least 1, got {}", o.k);
@@ -35,7 +30,7 @@ TreeResult continuation_tree(decode::LogitsSource& source, std::span<const std::
   if (!(o.min_prob >= 0 && o.min_prob <= 1))
     fail("tree: the minimum probability must be in [0, 1], got {}", o.min_prob);
   if (prompt.empty()) fail("tree: the prompt is empty");
-  const std::size_t bound = node_bound(o.k, o.depth, o.max_nodes);
+  const std::size_t bound = tree_node_bound(o.k, o.depth, o.max_nodes);
   if (bound > o.max_nodes)
     fail(
         "tree: k {} and depth {} could make more than {} nodes (k + k^2 + ... + k^depth); "

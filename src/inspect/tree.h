@@ -39,6 +39,9 @@ struct TreeResult {
   int forward_steps = 0;  // batched steps run (the prompt, then one per expanded level)
 };
 
+// k + k^2 + ... + k^depth, the most nodes such a tree can have; cap + 1 once it exceeds cap.
+std::size_t tree_node_bound(int k, int depth, std::size_t cap);
+
 // Throws naming the option on k < 1, depth < 1, min_prob outside [0, 1], a beam config, or a
 // bound over max_nodes. Uses sequences 0.. of `source` and releases them.
 TreeResult continuation_tree(decode::LogitsSource& source, std::span<const std::int32_t> prompt,

@@ -18,20 +18,11 @@ namespace {
   throw ApiError(400, message, field);
 }
 
-std::int64_t int_in(const json& body, const char* name, std::int64_t lo, std::int64_t hi,
-                    std::int64_t fallback) {
-  if (!body.contains(name) || body[name].is_null()) return fallback;
-  const json& v = body[name];
-  if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
-    bad(name, fmt::format("'{}' must be an integer in [{}, {}]", name, lo, hi));
-  return v.get<std::int64_t>();
-}
-
 std::optional<std::int32_t> token_field(const json& body, const char* name,
                                         const ServerLimits& limits) {
   if (!body.contains(name) || body[name].is_null()) return std::nullopt;
   const std::int64_t vocab = limits.model->model().config().vocab_size;
-  return static_cast<std::int32_t>(int_in(body, name, 0, vocab - 1, 0));
+  return static_cast<std::int32_t>(optional_int(body, name, 0, vocab - 1, 0));
 }
 
 std::string token_text(const ServerLimits& limits, std::int32_t id) {
@@ -55,7 +46,7 @@ InsideTarget inside_target(const json& body, const ServerLimits& limits, const K
     if (!body.contains("step")) bad("step", "'step' is required with 'generation'");
     const auto n = static_cast<std::int64_t>(g.tokens.size());
     if (n == 0) bad("step", fmt::format("generation {} has no tokens yet", g.id));
-    t.step = static_cast<int>(int_in(body, "step", 0, n - 1, 0));
+    t.step = static_cast<int>(optional_int(body, "step", 0, n - 1, 0));
     t.generation = g.id;
     t.tokens = g.prompt;
     t.prompt_length = g.prompt.size();
@@ -91,7 +82,7 @@ LensQuery parse_lens(const json& body, const ServerLimits& limits, const KeptLoo
   LensQuery q;
   q.target = inside_target(body, limits, kept);
   const int n_layers = limits.model->model().config().num_hidden_layers;
-  q.top = static_cast<int>(int_in(body, "top", 1, 100, 5));
+  q.top = static_cast<int>(optional_int(body, "top", 1, 100, 5));
   if (body.contains("track")) q.track = token_ids(body["track"], "track", limits);
   if (body.contains("layers")) {
     if (!body["layers"].is_array()) bad("layers", "'layers' must be a list of layer indices");
@@ -120,7 +111,7 @@ AttributeQuery parse_attribute(const json& body, const ServerLimits& limits,
                                const KeptLookup& kept) {
   AttributeQuery q;
   q.target = inside_target(body, limits, kept);
-  q.max_prompt = static_cast<std::size_t>(int_in(body, "max_prompt", 1, 1024, 256));
+  q.max_prompt = static_cast<std::size_t>(optional_int(body, "max_prompt", 1, 1024, 256));
   if (const auto token = token_field(body, "target", limits))
     q.token = *token;
   else if (q.target.token)
@@ -141,19 +132,16 @@ AttributeQuery parse_attribute(const json& body, const ServerLimits& limits,
 TreeQuery parse_tree(const json& body, const ServerLimits& limits, const KeptLookup& kept) {
   TreeQuery q;
   q.target = inside_target(body, limits, kept);
-  q.k = static_cast<int>(int_in(body, "k", 1, 100, 3));
-  q.depth = static_cast<int>(int_in(body, "depth", 1, 16, 3));
-  q.max_nodes = static_cast<std::size_t>(int_in(body, "max_nodes", 1, 2000, 500));
+  q.k = static_cast<int>(optional_int(body, "k", 1, 100, 3));
+  q.depth = static_cast<int>(optional_int(body, "depth", 1, 16, 3));
+  q.max_nodes = static_cast<std::size_t>(optional_int(body, "max_nodes", 1, 2000, 500));
   if (body.contains("min_prob") && !body["min_prob"].is_null()) {
     const json& v = body["min_prob"];
     if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1))
       bad("min_prob", "'min_prob' must be a number in [0, 1]");
     q.min_prob = v.get<double>();
   }
-  std::size_t bound = 0, level = 1;
-  for (int d = 0; d < q.depth && bound <= q.max_nodes; ++d)
-    bound += (level *= static_cast<std::size_t>(q.k));
-  if (bound > q.max_nodes)
+  if (inspect::tree_node_bound(q.k, q.depth, q.max_nodes) > q.max_nodes)
     bad("max_nodes", fmt::format("k {} and depth {} could make more than max_nodes {} nodes "
                                  "(k + k^2 + ... + k^depth; max_nodes is at most 2000)",
                                  q.k, q.depth, q.max_nodes));

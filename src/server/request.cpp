@@ -470,6 +470,15 @@ void apply_replay_settings(const json& settings, decode::GenerationConfig& c,
   }
 }
 
+std::int64_t optional_int(const json& body, const char* name, std::int64_t lo, std::int64_t hi,
+                          std::int64_t fallback) {
+  const json* v = field(body, name);
+  if (v == nullptr) return fallback;
+  if (!v->is_number_integer() || v->get<std::int64_t>() < lo || v->get<std::int64_t>() > hi)
+    bad(name, fmt::format("'{}' must be an integer in [{}, {}]", name, lo, hi));
+  return v->get<std::int64_t>();
+}
+
 std::string render_chat(const json& messages, const json& tools, bool add_generation_prompt,
                         const ServerLimits& limits, const json& kwargs) {
   if (!kwargs.is_null() && !kwargs.is_object())

@@ -81,6 +81,10 @@ void apply_replay_settings(const nlohmann::json& settings, decode::GenerationCon
 std::string render_chat(const nlohmann::json& messages, const nlohmann::json& tools,
                         bool add_generation_prompt, const ServerLimits& limits,
                         const nlohmann::json& kwargs = nullptr);
+// The integer field `name` of `body` in [lo, hi]; `fallback` when absent or null. Throws
+// ApiError naming it otherwise.
+std::int64_t optional_int(const nlohmann::json& body, const char* name, std::int64_t lo,
+                          std::int64_t hi, std::int64_t fallback);
 // Token ids of `value` (a list of ids) checked against the vocabulary; `param` names it.
 std::vector<std::int32_t> token_ids(const nlohmann::json& value, const std::string& param,
                                     const ServerLimits& limits);

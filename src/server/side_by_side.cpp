@@ -25,15 +25,8 @@ SideBySideQuery parse_side_by_side(const json& body, const ServerLimits& limits,
   const auto kept = static_cast<std::int64_t>(g.rows.size());
   if (kept == 0)
     throw ApiError(400, fmt::format("generation {} has no kept steps", g.id), "generation");
-  const auto int_in = [&](const char* name, std::int64_t lo, std::int64_t hi, int fallback) {
-    if (!body.contains(name) || body[name].is_null()) return fallback;
-    const json& v = body[name];
-    if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
-      throw ApiError(400, fmt::format("'{}' must be an integer in [{}, {}]", name, lo, hi), name);
-    return static_cast<int>(v.get<std::int64_t>());
-  };
-  q.focus = int_in("step", 0, kept - 1, -1);
-  q.top = int_in("top", 1, 50, 10);
+  q.focus = static_cast<int>(optional_int(body, "step", 0, kept - 1, -1));
+  q.top = static_cast<int>(optional_int(body, "top", 1, 50, 10));
   return q;
 }
 
@@ -79,9 +72,6 @@ json run_side_by_side(const SideBySideQuery& q, const ServerLimits& limits, Thre
       const std::int32_t token = g.tokens[k];
       const double lse_b = decode::log_sum_exp(rb);
       const float vb = rb[static_cast<std::size_t>(token)];
-      std::int64_t rank_b = 1;
-      for (std::size_t i = 0; i < V; ++i)
-        rank_b += rb[i] > vb || (rb[i] == vb && i < static_cast<std::size_t>(token));
       kl_sum += c.kl;
       same += c.agree;
       steps.push_back({{"step", k},
@@ -91,7 +81,7 @@ json run_side_by_side(const SideBySideQuery& q, const ServerLimits& limits, Thre
                        {"top_b", c.top_b},
                        {"flip", !c.agree},
                        {"prob_b", std::exp(static_cast<double>(vb) - lse_b)},
-                       {"rank_b", rank_b}});
+                       {"rank_b", decode::rank_of(rb, token)}});
       if (static_cast<int>(k) == q.focus)
         focus = {{"step", k},
                  {"a", candidates(ra, q.top, limits)},
