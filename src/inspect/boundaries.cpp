@@ -22,46 +22,15 @@
 #include "decode/choose.h"
 #include "decode/distribution.h"
 #include "decode/sampler.h"
+#include "inspect/boundary_search.h"
 
 namespace ls::inspect {
 
-namespace {
+namespace detail {
 
-using decode::GenerationConfig;
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr double kFragile = 0.10;   // within 10 % of a boundary
-constexpr double kScanStep = 1.02;  // temperature and penalty: 2 % steps ...
-constexpr double kScanRange = 4.0;  // ... within a factor of 4 of the recorded value
-constexpr int kBisections = 40;
-
-// The step's chain under modified configs.
-struct Chain {
-  std::span<const float> raw;
-  decode::TokenHistory history;
-  decode::DecodeMode mode;
-  std::int32_t vocab;
-  std::optional<double> draw;
-  std::vector<float> work;
-
-  std::int32_t choose(const GenerationConfig& c) {
-    decode::Sampler s(c, mode, vocab, decode::Rng(0));
-    decode::ChoiceOptions how;
-    how.draw = draw;
-    how.accept = false;
-    how.raw_logprob = false;
-    return s.choose(raw, history, how).token;
-  }
-  std::span<const float> process(const GenerationConfig& c) {
-    decode::Sampler s(c, mode, vocab, decode::Rng(0));
-    work.assign(raw.begin(), raw.end());
-    s.process(work, history);
-    return work;
-  }
-  std::int32_t kept(const GenerationConfig& c) { return decode::count_candidates(process(c)); }
-};
-
-GenerationConfig with(const GenerationConfig& base, const std::string& field, double v) {
-  GenerationConfig c = base;
+decode::GenerationConfig with(const decode::GenerationConfig& base, const std::string& field,
+                              double v) {
+  decode::GenerationConfig c = base;
   if (field == "temperature")
     c.temperature = v;
   else if (field == "top_k")
@@ -75,6 +44,22 @@ GenerationConfig with(const GenerationConfig& base, const std::string& field, do
   c.sources[field] = "boundaries";
   return c;
 }
+
+void set_interval(Boundary& b, const Found& up, const Found& down, bool integer) {
+  std::tie(b.hi, b.above) = up;
+  std::tie(b.lo, b.below) = down;
+  const double step = integer ? 1 : 0;
+  const double tol = kFragile * std::abs(b.value);
+  b.fragile = (b.lo > b.min && std::abs(b.value - (b.lo - step)) <= tol) ||
+              (b.hi < b.max && std::abs(b.hi + step - b.value) <= tol);
+}
+
+}  // namespace detail
+
+namespace {
+
+using decode::GenerationConfig;
+using namespace detail;
 
 // h(n) for n at the end of each group of equal scores, best first.
 struct PrefixChoices {
@@ -121,21 +106,6 @@ PrefixChoices prefix_choices(std::span<const float> s, double draw) {
     out.choice.push_back(pick);
   }
   return out;
-}
-
-// How far a search got from the recorded value: the last value keeping the choice, and the
-// token chosen just past it (none: it reached the end of the range).
-using Found = std::pair<double, std::optional<std::int32_t>>;
-
-// The interval the searches up to b.max and down to b.min found, and whether the recorded value
-// lies within 10 % of an end that is not a range end (top_k: of the nearest k that changes it).
-void set_interval(Boundary& b, const Found& up, const Found& down, bool integer = false) {
-  std::tie(b.hi, b.above) = up;
-  std::tie(b.lo, b.below) = down;
-  const double step = integer ? 1 : 0;
-  const double tol = kFragile * std::abs(b.value);
-  b.fragile = (b.lo > b.min && std::abs(b.value - (b.lo - step)) <= tol) ||
-              (b.hi < b.max && std::abs(b.hi + step - b.value) <= tol);
 }
 
 // A truncation setting: `n_of(v)` is the kept count under value v (monotone in v: top_k and
@@ -197,7 +167,7 @@ void truncation_interval(Boundary& b, const PrefixChoices& h, std::int32_t n0, s
 
 // temperature / repetition_penalty: scan in 2 % steps from the recorded value to each end of
 // [value / 4, value * 4] (clipped to `floor`), bisecting the first change.
-void scanned_interval(Boundary& b, Chain& chain, const GenerationConfig& config,
+void scanned_interval(Boundary& b, StepChain& chain, const GenerationConfig& config,
                       std::int32_t chosen, double floor) {
   b.min = std::max(b.value / kScanRange, floor);
   b.max = b.value * kScanRange;
@@ -230,109 +200,6 @@ void scanned_interval(Boundary& b, Chain& chain, const GenerationConfig& config,
   set_interval(b, search(b.max), search(b.min));
 }
 
-// Temperature, exactly: scores z (the chain at temperature 1, nothing truncated) give the
-// final weights w_i(T) = exp((z_i - z_max) / T), each increasing in T, and the kept set grows
-// with T (top_k's does not depend on T; top_p needs more tokens and min_p's threshold
-// z_max + T ln(min_p) falls as the distribution flattens). The draw u picks c iff
-//   g1 = u W - sum_{i<c} w_i >= 0   and   g2 = sum_{i<=c} w_i - u W > 0   (sums over the kept).
-// Over [Ta, Tb] with kept sets Ka within Kb, each sum is bounded by its terms at the ends (a
-// token kept only in Kb counts 0 on the side it helps), so when both lower bounds are clearly
-// positive no value in between changes the choice. Otherwise the stretch is halved, down to a
-// width of 1e-6 relative, where the chain's own choice at the end decides: only there, where
-// the draw lies within float rounding (~1e-5 of the mass) of a cumulative edge, can a flip
-// narrower than that go unseen.
-void temperature_interval(Boundary& b, Chain& chain, const GenerationConfig& config,
-                          std::int32_t chosen, double draw) {
-  b.min = std::max(b.value / kScanRange, 1e-3);
-  b.max = b.value * kScanRange;
-  b.note = "exact within a factor of 4: bounds on the weights certify each stretch";
-  GenerationConfig open = config;
-  open.temperature = 1.0;
-  open.top_k = 0;
-  open.top_p = 1.0;
-  open.min_p = 0.0;
-  const std::span<const float> zs = chain.process(open);
-  const std::vector<double> z(zs.begin(), zs.end());
-  double z_max = -std::numeric_limits<double>::infinity();
-  for (double v : z) z_max = std::max(z_max, v);
-  const auto c = static_cast<std::size_t>(chosen);
-  struct Point {
-    double t;
-    std::vector<std::size_t> kept;  // ascending ids
-    std::int32_t choice;
-  };
-  const auto at = [&](double t) {
-    const std::span<const float> f = chain.process(with(config, "temperature", t));
-    Point p{t, {}, decode::choose_sample(f, draw)};
-    for (std::size_t i = 0; i < f.size(); ++i)
-      if (f[i] > kNegInf) p.kept.push_back(i);
-    return p;
-  };
-  // Whether [lo.t, hi.t] (lo.t < hi.t) surely keeps the choice.
-  const auto certified = [&](const Point& lo, const Point& hi) {
-    if (lo.choice != chosen || hi.choice != chosen) return false;
-    if (!std::includes(hi.kept.begin(), hi.kept.end(), lo.kept.begin(), lo.kept.end()))
-      return false;  // not nested: no bound
-    double pos1 = 0, neg1 = 0, pos2 = 0, neg2 = 0, total = 0;
-    std::size_t j = 0;  // walks lo.kept, a subset of hi.kept
-    for (std::size_t i : hi.kept) {
-      const bool in_lo = j < lo.kept.size() && lo.kept[j] == i;
-      j += in_lo;
-      const double w_hi = std::exp((z[i] - z_max) / hi.t);
-      const double w_lo = in_lo ? std::exp((z[i] - z_max) / lo.t) : 0.0;
-      total += w_hi;
-      if (i >= c) pos1 += draw * w_lo;
-      if (i < c) neg1 += (1 - draw) * w_hi;
-      if (i <= c) pos2 += (1 - draw) * w_lo;
-      if (i > c) neg2 += draw * w_hi;
-    }
-    const double margin = 1e-5 * total;  // the chain's float rounding is far below this
-    return pos1 - neg1 > margin && pos2 - neg2 > margin;
-  };
-  // The change nearest to `good` in the stretch to `far`, with the last value known to keep
-  // the choice, or none: a certified stretch has none; an uncertified one is halved, and one
-  // narrower than 1e-6 (relative) is decided by the chain's choice at its far end (then
-  // bisected to 1e-13). `budget` bounds the evaluations of a search.
-  int budget = 0;
-  using Change = std::pair<double, std::int32_t>;  // last good value, the token past it
-  const std::function<std::optional<Change>(const Point&, const Point&)> nearest_change =
-      [&](const Point& good, const Point& far) -> std::optional<Change> {
-    const bool up = far.t > good.t;
-    if (up ? certified(good, far) : certified(far, good)) return std::nullopt;
-    if (std::abs(far.t - good.t) <= 1e-6 * good.t || ++budget > 4000) {
-      if (far.choice == chosen) return std::nullopt;
-      // Close in on the change with the chain's choice alone.
-      double lo = good.t, hi = far.t;
-      std::int32_t past = far.choice;
-      for (int i = 0; i < 20 && std::abs(hi - lo) > 1e-13 * lo; ++i) {
-        const double m = (lo + hi) / 2;
-        const std::int32_t t = chain.choose(with(config, "temperature", m));
-        if (t == chosen)
-          lo = m;
-        else
-          hi = m, past = t;
-      }
-      return Change{lo, past};
-    }
-    const Point mid = at((good.t + far.t) / 2);
-    if (auto r = nearest_change(good, mid)) return r;
-    return nearest_change(mid, far);
-  };
-  const auto search = [&](double end) -> Found {
-    budget = 0;
-    Point good = at(b.value);
-    while (good.t != end) {
-      // Stretches of a quarter of the value: most are certified whole.
-      const double t = end > b.value ? std::min(good.t * 1.25, end) : std::max(good.t / 1.25, end);
-      Point far = at(t);
-      if (const auto change = nearest_change(good, far)) return {change->first, change->second};
-      good = std::move(far);
-    }
-    return {end, std::nullopt};
-  };
-  set_interval(b, search(b.max), search(b.min));
-}
-
 }  // namespace
 
 StepBoundaries step_boundaries(std::span<const float> raw, std::span<const std::int32_t> history,
@@ -346,7 +213,7 @@ StepBoundaries step_boundaries(std::span<const float> raw, std::span<const std::
   out.greedy = mode == decode::DecodeMode::greedy;
   out.chosen = chosen;
   if (!out.greedy && !draw) fail("decision boundaries of a sampled step need its recorded draw");
-  Chain chain{raw, {history, prompt_length}, mode, vocab, out.greedy ? std::nullopt : draw, {}};
+  StepChain chain{raw, {history, prompt_length}, mode, vocab, out.greedy ? std::nullopt : draw, {}};
   if (const std::int32_t t = chain.choose(config); t != chosen)
     fail(
         "the settings choose token {} at this step, the recording token {}: the boundaries "
@@ -406,7 +273,10 @@ StepBoundaries step_boundaries(std::span<const float> raw, std::span<const std::
   Boundary rp;
   rp.setting = "repetition_penalty";
   rp.value = config.repetition_penalty;
-  scanned_interval(rp, chain, config, chosen, 1e-3);
+  if (!penalty_interval(rp, chain, config, chosen)) {
+    scanned_interval(rp, chain, config, chosen, 1e-3);
+    rp.note += " (typical_p, epsilon or eta cutoffs, or the penalty after a truncation: no bounds)";
+  }
   out.settings.push_back(rp);
   for (const Boundary& b : out.settings) out.fragile = out.fragile || b.fragile;
   return out;

@@ -3,9 +3,10 @@
 // recorded value over which the step's chain with its recorded draw still chooses the recorded
 // token, the tokens chosen just past each end, and whether the recorded value lies within 10 %
 // of an end (a fragile choice). The truncation settings are exact (their kept set is a prefix
-// of the scores, so the choice is a function of the set's size); temperature is exact within a
-// factor of 4 of its value (bounds on the weights certify each stretch; boundaries.cpp); the
-// repetition penalty is scanned in 2 % steps within a factor of 4, each change bisected.
+// of the scores, so the choice is a function of the set's size); temperature and the repetition
+// penalty are exact within a factor of 4 of their value (bounds on the scores certify each
+// stretch; certified_interval.cpp, penalty_interval.cpp), scanned in 2 % steps when typical_p,
+// epsilon or eta apply.
 #pragma once
 
 #include <cstdint>

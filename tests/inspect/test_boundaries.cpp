@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "core/error.h"
@@ -154,6 +155,112 @@ TEST(DecisionBoundaries, AgreeWithBruteForceOnEveryStep) {
   EXPECT_GT(finite_ends, 100);
   EXPECT_GT(fragile, 0);
   EXPECT_GT(checked, 5000);
+}
+
+// The continuous settings (temperature, repetition_penalty) of every other step of `c`'s
+// generation: "exact" in the note, every value of a 400-point grid inside the interval keeps the
+// token, and just past each end the reported token is chosen. Returns the finite ends seen.
+int check_continuous(const decode::GenerationConfig& c) {
+  const std::vector<Step> steps = generation(c);
+  int finite_ends = 0;
+  for (std::size_t k = 0; k < steps.size(); k += 2) {
+    const Step& s = steps[k];
+    const StepBoundaries sb = step_boundaries(s.raw, s.history, 3, c, s.draw, s.chosen);
+    for (const Boundary& b : sb.settings) {
+      if (b.setting != "repetition_penalty" && b.setting != "temperature") continue;
+      EXPECT_NE(b.note.find("exact"), std::string::npos) << b.note;
+      for (int i = 0; i <= 400; ++i) {
+        const double v = b.min * std::pow(b.max / b.min, i / 400.0);
+        if (v < b.lo || v > b.hi) continue;
+        EXPECT_EQ(choose(s, with(c, b.setting, v)), s.chosen)
+            << "step " << k << " " << b.setting << " = " << v << " inside [" << b.lo << ", " << b.hi
+            << "]";
+      }
+      for (auto [end, edge, token, dir] :
+           {std::tuple{b.hi, b.max, b.above, 1.0}, std::tuple{b.lo, b.min, b.below, -1.0}}) {
+        if (end == edge) continue;
+        ++finite_ends;
+        EXPECT_EQ(choose(s, with(c, b.setting, end)), s.chosen);
+        EXPECT_TRUE(token);
+        if (token) {
+          // The ends are bisected to 1e-13: 1e-12 past is past the change, not a later one.
+          EXPECT_EQ(choose(s, with(c, b.setting, end * (1 + dir * 1e-12))), *token)
+              << "step " << k << " " << b.setting;
+        }
+      }
+    }
+  }
+  return finite_ends;
+}
+
+// The other presets: llama.cpp's truncates before temperature (the bounds scale the scores the
+// truncations see by T), vLLM's runs min_p before top_k and top_p.
+TEST(DecisionBoundaries, OtherPresetsAgreeWithBruteForce) {
+  for (const auto preset : {decode::OrderPreset::llama_cpp, decode::OrderPreset::vllm}) {
+    decode::GenerationConfig c = sampling();
+    c.order_preset = preset;
+    EXPECT_GT(check_continuous(c), 20);
+  }
+}
+
+// Chains with one truncation or none, whose kept set is every token above a threshold (the
+// penalty's certificate lets that set change inside a stretch): top_p alone (also before
+// temperature, llama.cpp's order), min_p alone, no truncation; and a flat distribution, where
+// top_p 0.95 keeps most of the vocabulary and its cut moves at almost every penalty.
+TEST(DecisionBoundaries, OneThresholdChainsAgreeWithBruteForce) {
+  const auto only = [](double top_p, double min_p) {
+    decode::GenerationConfig c = sampling();
+    c.top_k = 0;
+    c.top_p = top_p;
+    c.min_p = min_p;
+    return c;
+  };
+  EXPECT_GT(check_continuous(only(0.9, 0)), 10);
+  EXPECT_GT(check_continuous(only(1, 0.05)), 10);
+  EXPECT_GT(check_continuous(only(1, 0)), 10);
+  decode::GenerationConfig llama = only(0.9, 0);
+  llama.order_preset = decode::OrderPreset::llama_cpp;
+  EXPECT_GT(check_continuous(llama), 10);
+  decode::GenerationConfig flat = only(0.95, 0);
+  flat.temperature = 3.0;  // flattens the model-like logits
+  EXPECT_GT(check_continuous(flat), 10);
+}
+
+// A flip a 2 % scan steps over: greedy, token 1 (in the prompt, raw 10) against token 2
+// (generated once, raw -10, frequency penalty f = -(20 + eps)). Under the penalty r they score
+// 10 / r and -10 r + 20 + eps, so token 1 leads by 10 (r - 1)^2 / r - eps: it loses only in a
+// window around r = 1 about 1.8 % wide and wins again past it. A scan from 0.99 in 2 % steps
+// (0.99, 1.0098, ...) sees token 1 at every point; the interval must end where the window
+// starts, the smaller root of 10 r^2 - (20 + eps) r + 10 = 0.
+TEST(DecisionBoundaries, PenaltyFindsAFlipNarrowerThanAScanStep) {
+  constexpr double kEps = 8.17e-4;
+  decode::GenerationConfig c;
+  c.do_sample = false;
+  c.repetition_penalty = 0.99;
+  c.frequency_penalty = -(20 + kEps);
+  for (const char* f : {"do_sample", "repetition_penalty", "frequency_penalty"})
+    c.sources[f] = "test";
+  Step s;
+  s.raw.assign(kVocab, -30.0f);
+  s.raw[1] = 10.0f;
+  s.raw[2] = -10.0f;
+  s.history = {1, 9, 9, 2};
+  s.draw = 0;
+  s.chosen = choose(s, c);
+  ASSERT_EQ(s.chosen, 1);
+  for (double r : {0.99, 0.99 * 1.02, 0.99 * 1.02 * 1.02})
+    ASSERT_EQ(choose(s, with(c, "repetition_penalty", r)), 1) << r;
+  ASSERT_EQ(choose(s, with(c, "repetition_penalty", 1.0)), 2);
+  const StepBoundaries sb = step_boundaries(s.raw, s.history, 3, c, std::nullopt, s.chosen);
+  const Boundary& rp = sb.settings.back();
+  ASSERT_EQ(rp.setting, "repetition_penalty");
+  EXPECT_NE(rp.note.find("exact"), std::string::npos) << rp.note;
+  const double b = 20 + kEps;
+  const double window = (b - std::sqrt(b * b - 400)) / 20;
+  EXPECT_NEAR(rp.hi, window, 2e-5);
+  ASSERT_TRUE(rp.above);
+  EXPECT_EQ(*rp.above, 2);
+  EXPECT_TRUE(rp.fragile);
 }
 
 TEST(DecisionBoundaries, GreedyStepsReportTheWarpersAsNotApplying) {

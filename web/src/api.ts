@@ -130,7 +130,7 @@ export function replay(body: Record<string, unknown>, signal?: AbortSignal): Pro
 
 /**
  * Decision boundaries of a kept generation's steps under its recorded settings: replay with
- * `"boundaries": true` (every kept step, at most 256) or a list of steps; about 0.25 s a step.
+ * `"boundaries": true` (every kept step, at most 256) or a list of steps; 0.3-0.6 s a step.
  */
 export function replayBoundaries(generation: string | number, steps: true | number[], signal?: AbortSignal): Promise<ReplayResponse> {
   return replay({ generation: String(generation), boundaries: steps, top_n: 1 }, signal);
