@@ -181,4 +181,35 @@ std::int64_t rank_of(std::span<const float> scores, std::int32_t id) {
   return rank;
 }
 
+std::vector<std::int64_t> ranks_of(std::span<const float> scores,
+                                   std::span<const std::int32_t> ids) {
+  // The asked ids by score: each score s counts once for every asked id scoring below it (a
+  // difference array over that order), and for an asked id of equal score and higher id.
+  std::vector<std::size_t> order(ids.size());
+  for (std::size_t k = 0; k < ids.size(); ++k) order[k] = k;
+  const auto score = [&](std::size_t k) { return scores[static_cast<std::size_t>(ids[k])]; };
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return score(x) < score(y) || (score(x) == score(y) && ids[x] < ids[y]);
+  });
+  std::vector<float> sorted;
+  for (std::size_t k : order) sorted.push_back(score(k));
+  std::vector<std::int64_t> below(ids.size() + 1, 0);  // difference array over `order`
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    const float s = scores[i];
+    const auto lo = std::lower_bound(sorted.begin(), sorted.end(), s) - sorted.begin();
+    ++below[0];
+    --below[static_cast<std::size_t>(lo)];
+    // Equal scores: ids above i rank after it.
+    for (auto k = static_cast<std::size_t>(lo); k < sorted.size() && sorted[k] == s; ++k)
+      if (static_cast<std::size_t>(ids[order[k]]) > i) ++below[k], --below[k + 1];
+  }
+  std::vector<std::int64_t> ranks(ids.size());
+  std::int64_t run = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    run += below[k];
+    ranks[order[k]] = 1 + run;
+  }
+  return ranks;
+}
+
 }  // namespace ls::decode

@@ -38,6 +38,9 @@ void require_finite_logits(std::span<const float> logits, std::size_t position,
 // 1-based rank of `id`: 1 + the ids ordered before it (a higher score, or an equal one and a
 // lower id), the order ids_by_score_desc lists them in.
 std::int64_t rank_of(std::span<const float> scores, std::int32_t id);
+// rank_of for each of `ids` in one pass over the scores (O(V log ids) rather than O(V ids)).
+std::vector<std::int64_t> ranks_of(std::span<const float> scores,
+                                   std::span<const std::int32_t> ids);
 
 // Token ids ordered by score descending; ties broken by the lower id first. Only tokens with a
 // score > -inf are listed when `finite_only` is set. `limit` < 0 means all.

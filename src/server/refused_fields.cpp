@@ -48,8 +48,6 @@ const std::vector<Refused>& table() {
       {"skip_special_tokens", false, true, "special tokens are always left out of the text"},
       {"truncate_prompt_tokens", false, nullptr, "prompts are never truncated: shorten the prompt"},
       {"allowed_token_ids", false, nullptr, "use 'logit_bias' or 'grammar'"},
-      {"prompt_logprobs", false, nullptr,
-       "prompt logprobs come with completions' 'echo' and 'logprobs'"},
       // llama-server samplers (issue 46 adds them)
       {"mirostat", false, 0, "mirostat is not supported yet"},
       {"dry_multiplier", false, 0, "DRY is not supported yet"},

@@ -328,6 +328,23 @@ void read_common(const json& body, ParsedRequest& r, const ServerLimits& limits)
     r.n = static_cast<int>(integer(*v, "n", 1, limits.parallel));
 }
 
+// prompt_logprobs (vLLM: top entries and ranks of every prompt token after the first) and
+// token_ids_logprob (SGLang: named tokens' logprobs and ranks at every generated step); read
+// after logprobs, which token_ids_logprob needs.
+void read_scoring(const json& body, ParsedRequest& r, const ServerLimits& limits) {
+  if (const json* v = field(body, "prompt_logprobs"))
+    r.prompt_logprobs = static_cast<int>(integer(*v, "prompt_logprobs", 0, 20));
+  if (const json* v = field(body, "token_ids_logprob")) {
+    if (!r.logprobs)
+      bad("token_ids_logprob", "'token_ids_logprob' needs 'logprobs' (it adds to their entries)");
+    r.token_ids_logprob = token_ids(*v, "token_ids_logprob", limits);
+    if (r.token_ids_logprob.empty() || r.token_ids_logprob.size() > 256)
+      bad("token_ids_logprob",
+          fmt::format("'token_ids_logprob' must list 1 to 256 token ids, got {}",
+                      r.token_ids_logprob.size()));
+  }
+}
+
 Job make_job(const json& body, const ParsedRequest& r, std::vector<std::int32_t> prompt,
              const ServerLimits& limits) {
   Job job;
@@ -343,7 +360,9 @@ Job make_job(const json& body, const ParsedRequest& r, std::vector<std::int32_t>
           fmt::format("'logprobs_mode' must be \"raw\" or \"processed\", got \"{}\"", m));
     job.processed_logprobs = m == "processed";
   }
-  job.prompt_logprobs = r.echo && r.logprobs;
+  job.prompt_logprobs = (r.echo && r.logprobs) || r.prompt_logprobs >= 0;
+  job.prompt_top_logprobs = std::max(r.echo && r.logprobs ? r.top_logprobs : 0, r.prompt_logprobs);
+  job.named = r.token_ids_logprob;
   job.trace_top_n = trace_top_n(body);
   return job;
 }
@@ -519,6 +538,7 @@ ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits,
     r.top_logprobs = static_cast<int>(integer(*v, "top_logprobs", 0, 20));
     if (!r.logprobs) bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
   }
+  read_scoring(body, r, limits);
   const json* messages = field(body, "messages");
   if (messages == nullptr) bad("messages", "'messages' is required");
   json tools = nullptr;
@@ -551,6 +571,7 @@ ParsedRequest parse_completion_request(const json& body, const ServerLimits& lim
     r.top_logprobs = static_cast<int>(integer(*v, "logprobs", 0, 20));
   }
   if (const json* v = field(body, "echo")) r.echo = boolean(*v, "echo");
+  read_scoring(body, r, limits);
   if (const json* v = field(body, "suffix"))
     if (!string(*v, "suffix").empty())
       bad("suffix", "'suffix' is not supported (no fill-in-the-middle)");

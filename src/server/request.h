@@ -56,6 +56,8 @@ struct ParsedRequest {
   bool include_usage = false;
   bool logprobs = false;  // return logprobs
   int top_logprobs = 0;
+  int prompt_logprobs = -1;  // vLLM's prompt_logprobs: top entries per prompt token (-1: off)
+  std::vector<std::int32_t> token_ids_logprob;  // ids whose logprob every step reports
   bool echo = false;
   bool parse_tools = false;  // tools were given: <tool_call> blocks become tool_calls
   bool keep = false;         // logitscope.keep: keep the generation for replay

@@ -1,6 +1,8 @@
 // Building OpenAI responses and chunks from scheduler events (see response.h).
 #include "server/response.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "decode/trace_json.h"
@@ -43,7 +45,8 @@ ResponseBuilder::ResponseBuilder(const ParsedRequest& request, const engine::Loa
       id_(std::move(id)),
       model_name_(std::move(model_name)),
       created_(created),
-      choices_(request.jobs.size() * static_cast<std::size_t>(request.n)) {
+      choices_(request.jobs.size() * static_cast<std::size_t>(request.n)),
+      prompt_logprobs_(request.jobs.size()) {
   for (std::size_t i = 0; i < choices_.size(); ++i) {
     if (request.parse_tools)
       choices_[i].parser.emplace(fmt::format("{}_{}", id_.substr(id_.size() - 8), i));
@@ -59,10 +62,20 @@ json ResponseBuilder::chunk(json choices) const {
           {"choices", std::move(choices)}};
 }
 
-// A chat entry {token, logprob, bytes, top_logprobs}, or a legacy tuple.
+// A chat entry {token, logprob, bytes, top_logprobs}, or a legacy tuple; with
+// token_ids_logprob, the named tokens' {token_id, token, logprob, rank} too.
 json ResponseBuilder::logprob_entry(const TokenLogprob& t, std::size_t& offset) const {
   const std::string bytes = model_.token_bytes(t.token);
   const std::string text = decode::sanitize_utf8(bytes);
+  json named = nullptr;
+  if (!t.named.empty()) {
+    named = json::array();
+    for (const RankedLogprob& n : t.named)
+      named.push_back({{"token_id", n.token},
+                       {"token", decode::sanitize_utf8(model_.token_bytes(n.token))},
+                       {"logprob", finite(n.logprob)},
+                       {"rank", n.rank}});
+  }
   if (request_.chat) {
     json top = json::array();
     for (const auto& [id, lp] : t.top) {
@@ -70,10 +83,12 @@ json ResponseBuilder::logprob_entry(const TokenLogprob& t, std::size_t& offset) 
       top.push_back(
           {{"token", decode::sanitize_utf8(b)}, {"logprob", finite(lp)}, {"bytes", byte_list(b)}});
     }
-    return {{"token", text},
-            {"logprob", finite(t.logprob)},
-            {"bytes", byte_list(bytes)},
-            {"top_logprobs", top}};
+    json e = {{"token", text},
+              {"logprob", finite(t.logprob)},
+              {"bytes", byte_list(bytes)},
+              {"top_logprobs", top}};
+    if (!named.is_null()) e["token_ids_logprob"] = std::move(named);
+    return e;
   }
   json top = json::object();
   for (const auto& [id, lp] : t.top) {
@@ -81,21 +96,44 @@ json ResponseBuilder::logprob_entry(const TokenLogprob& t, std::size_t& offset) 
     if (!top.contains(key)) top[key] = finite(lp);
   }
   json e = {{"token", text}, {"logprob", finite(t.logprob)}, {"top", top}, {"offset", offset}};
+  if (!named.is_null()) e["named"] = std::move(named);
   offset += code_points(text);
   return e;
 }
 
-// The legacy shape of entries: four parallel lists.
+// vLLM's prompt_logprobs entry of one prompt token: {"<id>": {logprob, rank, decoded_token}}
+// for the token itself and the `top` best (their rank is their place in that list).
+json ResponseBuilder::prompt_logprobs_entry(const TokenLogprob& t, int top) const {
+  const auto item = [&](std::int32_t id, double lp, std::int64_t rank) {
+    return json{{"logprob", finite(lp)},
+                {"rank", rank},
+                {"decoded_token", decode::sanitize_utf8(model_.token_bytes(id))}};
+  };
+  json out = json::object();
+  out[std::to_string(t.token)] = item(t.token, t.logprob, t.rank);
+  for (std::size_t k = 0; k < t.top.size() && k < static_cast<std::size_t>(top); ++k) {
+    const auto& [id, lp] = t.top[k];
+    if (id != t.token) out[std::to_string(id)] = item(id, lp, static_cast<std::int64_t>(k) + 1);
+  }
+  return out;
+}
+
+// The legacy shape of entries: four parallel lists (a fifth with token_ids_logprob: null for
+// echoed prompt tokens).
 json legacy_logprobs(const std::vector<json>& entries) {
   json out = {{"tokens", json::array()},
               {"token_logprobs", json::array()},
               {"top_logprobs", json::array()},
               {"text_offset", json::array()}};
+  const bool named = std::any_of(entries.begin(), entries.end(),
+                                 [](const json& e) { return e.contains("named"); });
+  if (named) out["token_ids_logprob"] = json::array();
   for (const auto& e : entries) {
     out["tokens"].push_back(e["token"]);
     out["token_logprobs"].push_back(e["logprob"]);
     out["top_logprobs"].push_back(e["top"]);
     out["text_offset"].push_back(e["offset"]);
+    if (named) out["token_ids_logprob"].push_back(e.value("named", json(nullptr)));
   }
   return out;
 }
@@ -195,15 +233,26 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
               choice["delta"] = {{"role", "assistant"}, {"content", ""}};
             else
               choice["text"] = request_.echo ? request_.prompt_texts[job] : "";
+            if (!request_.chat && request_.prompt_logprobs >= 0)
+              choice["prompt_logprobs"] = prompt_logprobs_[job];
             list.push_back(choice);
           }
           json c = chunk(list);
+          if (request_.chat && request_.prompt_logprobs >= 0)
+            c["prompt_logprobs"] = prompt_logprobs_[job];
           c["logitscope"] = {{"header", header}};
           chunks.push_back(std::move(c));
           if (request_.echo)
             for (int j = 0; j < request_.n; ++j)
               choices_[base + j].text = request_.prompt_texts[job];
         } else if constexpr (std::is_same_v<T, PromptLogprobsEvent>) {
+          if (request_.prompt_logprobs >= 0) {
+            json list = json::array({nullptr});  // the first token has none
+            for (const auto& t : e.tokens)
+              list.push_back(prompt_logprobs_entry(t, request_.prompt_logprobs));
+            prompt_logprobs_[job] = std::move(list);
+          }
+          if (!(request_.echo && request_.logprobs)) return;
           // Echo: the prompt's tokens first; its first token has no logprob.
           for (int j = 0; j < request_.n; ++j) {
             Choice& c = choices_[base + j];
@@ -213,7 +262,11 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
             c.logprobs.push_back(
                 {{"token", first}, {"logprob", nullptr}, {"top", nullptr}, {"offset", 0}});
             offset = code_points(first);
-            for (const auto& t : e.tokens) c.logprobs.push_back(logprob_entry(t, offset));
+            for (TokenLogprob t : e.tokens) {
+              if (t.top.size() > static_cast<std::size_t>(request_.top_logprobs))
+                t.top.resize(static_cast<std::size_t>(request_.top_logprobs));
+              c.logprobs.push_back(logprob_entry(t, offset));
+            }
             c.text_chars = offset;
             if (request_.stream) c.pending = c.logprobs;
           }
@@ -304,12 +357,15 @@ json ResponseBuilder::response() const {
     } else {
       choice["text"] = c.text;
       choice["logprobs"] = request_.logprobs ? legacy_logprobs(c.logprobs) : json(nullptr);
+      if (request_.prompt_logprobs >= 0)
+        choice["prompt_logprobs"] = prompt_logprobs_[i / static_cast<std::size_t>(request_.n)];
     }
     choices.push_back(choice);
   }
   json out = usage_chunk();
   out["object"] = request_.chat ? "chat.completion" : "text_completion";
   out["choices"] = choices;
+  if (request_.chat && request_.prompt_logprobs >= 0) out["prompt_logprobs"] = prompt_logprobs_[0];
   out["logitscope"] = {{"header", header_}};
   if (!trace_.empty()) out["logitscope"]["trace"] = trace_;
   return out;

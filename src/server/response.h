@@ -51,6 +51,7 @@ class ResponseBuilder {
 
   nlohmann::json chunk(nlohmann::json choices) const;
   nlohmann::json logprob_entry(const TokenLogprob& t, std::size_t& offset) const;
+  nlohmann::json prompt_logprobs_entry(const TokenLogprob& t, int top) const;
   void add_text(std::size_t index, const std::string& text, std::vector<nlohmann::json>& chunks);
   void add_split(std::size_t index, const chat::ReasoningDelta& d,
                  std::vector<nlohmann::json>& chunks);
@@ -62,7 +63,8 @@ class ResponseBuilder {
   std::string id_, model_name_;
   std::int64_t created_;
   std::vector<Choice> choices_;
-  nlohmann::json header_;  // the first job's run header
+  std::vector<nlohmann::json> prompt_logprobs_;  // per job: vLLM's prompt_logprobs list
+  nlohmann::json header_;                        // the first job's run header
   nlohmann::json trace_ = nlohmann::json::array();
   std::size_t jobs_done_ = 0;
   std::size_t cached_tokens_ = 0;  // prompt tokens reused from a shared prefix

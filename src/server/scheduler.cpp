@@ -284,6 +284,15 @@ void Scheduler::admit() {
                           ? decode::top_logprobs(c.processed, j.top_logprobs, c.log_sum_exp)
                           : decode::top_logprobs(c.raw, j.top_logprobs, c.raw_log_sum_exp);
       }
+      if (!j.named.empty()) {
+        const std::span<const float> row = j.processed_logprobs ? c.processed : c.raw;
+        const double lse = j.processed_logprobs ? c.log_sum_exp : c.raw_log_sum_exp;
+        const std::vector<std::int64_t> ranks = decode::ranks_of(row, j.named);
+        for (std::size_t k = 0; k < j.named.size(); ++k) {
+          const auto id = static_cast<std::size_t>(j.named[k]);
+          e.token.named.push_back({j.named[k], static_cast<double>(row[id]) - lse, ranks[k]});
+        }
+      }
       const auto& eos = j.config.eos_token_id;
       e.eos = std::find(eos.begin(), eos.end(), c.token) != eos.end();
       job->channel->push(job->index, std::move(e));
@@ -373,8 +382,12 @@ void Scheduler::advance(const Owner& o, std::span<const decode::Feed> feeds,
         const std::span<const float> row = scores[o.first].subspan(r * V, V);
         const std::int32_t next = a.job.prompt[a.prefilled + r + 1];
         const double lse = decode::log_sum_exp(row);
-        a.prompt_logprobs.push_back({next, static_cast<double>(row[next]) - lse,
-                                     decode::top_logprobs(row, a.job.top_logprobs, lse)});
+        TokenLogprob t{next,
+                       static_cast<double>(row[next]) - lse,
+                       decode::top_logprobs(row, a.job.prompt_top_logprobs, lse),
+                       decode::rank_of(row, next),
+                       {}};
+        a.prompt_logprobs.push_back(std::move(t));
       }
     }
     a.prefilled += f.tokens.size();

@@ -36,7 +36,9 @@ struct Job {
   decode::GenerationConfig config;  // validated by the caller
   int top_logprobs = -1;            // -1: no logprobs; else top entries per token (0..20)
   bool processed_logprobs = false;  // logprobs of the distribution drawn from, not the raw one
-  bool prompt_logprobs = false;     // also the prompt's tokens (completions' echo)
+  bool prompt_logprobs = false;     // also the prompt's tokens (echo, or prompt_logprobs)
+  int prompt_top_logprobs = 0;      // top entries per prompt token
+  std::vector<std::int32_t> named;  // ids whose logprob and rank every step reports
   int trace_top_n = 0;              // > 0: every step's stage trace
   // max_tokens 0 (completions scoring a prompt): the prompt is prefilled (for its logprobs)
   // and nothing is generated. config.max_new_tokens stays >= 1 so the config validates.
@@ -45,10 +47,19 @@ struct Job {
   std::shared_ptr<KeptGeneration> keep;
 };
 
+// A token's logprob and 1-based rank in one distribution (ties: the lower id first).
+struct RankedLogprob {
+  std::int32_t token = -1;
+  double logprob = 0;
+  std::int64_t rank = 0;
+};
+
 struct TokenLogprob {
   std::int32_t token = -1;
   double logprob = 0;
   std::vector<std::pair<std::int32_t, double>> top;  // best first
+  std::int64_t rank = 0;             // of `token` (prompt tokens only; 0: not computed)
+  std::vector<RankedLogprob> named;  // Job::named, in the order asked
 };
 
 struct HeaderEvent {

@@ -1,7 +1,9 @@
 // ids_by_score_desc: the one-pass limit-1 path (greedy decoding) agrees with the full sort on
-// ties, NaN, infinities and all-excluded inputs.
+// ties, NaN, infinities and all-excluded inputs; ranks_of (many ids in one pass) equals
+// rank_of for each, and rank_of is the place in the full order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -44,6 +46,29 @@ TEST(IdsByScore, LimitOneTakesTheLowestIdOnTiesAndSkipsNegativeInfinity) {
   EXPECT_TRUE(ids_by_score_desc(std::vector<float>{ninf, ninf}, 1, true).empty());
   EXPECT_EQ(ids_by_score_desc(std::vector<float>{std::nanf(""), -3.0f}, 1, false),
             (std::vector<std::int32_t>{1}));
+}
+
+TEST(RanksOf, EachEqualsRankOfAndThePlaceInTheFullOrder) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  // Few distinct values so that ties are common, -inf (removed tokens) among them.
+  const float values[] = {-kInf, -1.5f, -0.0f, 0.25f, 3.0f};
+  std::mt19937 rng(46);
+  std::uniform_int_distribution<int> pick(0, 4), len(1, 60);
+  for (int trial = 0; trial < 1000; ++trial) {
+    std::vector<float> s(static_cast<std::size_t>(len(rng)));
+    for (float& v : s) v = values[pick(rng)];
+    const auto order = ids_by_score_desc(s, -1, false);
+    std::vector<std::int32_t> ids;
+    std::uniform_int_distribution<std::int32_t> id(0, static_cast<std::int32_t>(s.size()) - 1);
+    for (int k = 0; k < 1 + trial % 7; ++k) ids.push_back(id(rng));  // repeats allowed
+    const auto ranks = ls::decode::ranks_of(s, ids);
+    ASSERT_EQ(ranks.size(), ids.size());
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      const auto place = std::find(order.begin(), order.end(), ids[k]) - order.begin();
+      EXPECT_EQ(ls::decode::rank_of(s, ids[k]), place + 1) << "trial " << trial;
+      EXPECT_EQ(ranks[k], place + 1) << "trial " << trial << " id " << ids[k];
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,196 @@
+"""Token scoring on the server (issue 46, item 2), against numpy on the CLI's logits of the same
+tokens (`next --all-positions --dump-logits`):
+
+  - chat `prompt_logprobs: N` (vLLM's shape): a top-level list, null for the first prompt token,
+    then per token {"<id>": {logprob, rank, decoded_token}} with the token itself and the N best;
+  - `token_ids_logprob: [ids]` (SGLang's idea) on chat: every content entry lists the named
+    tokens' {token_id, token, logprob, rank}, raw or (logprobs_mode processed) after the chain;
+  - completions: prompt_logprobs per choice, token_ids_logprob as a fifth legacy list (null for
+    echoed prompt tokens);
+  - streaming: prompt_logprobs on the first chunk, the same entries as without streaming;
+  - errors: 400 naming the field."""
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+from server_util import CHAT, COMP, Checker, Server, collect_stream, obj, run_main
+
+c = Checker()
+BINARY, MODEL = None, None
+NAMED = [0, 13, 151645, 1000, 42]
+TOL = 2e-4  # the server's batched forward against the CLI's one-sequence forward
+
+
+def cli_rows(tokens):
+    """Raw logits after every token of `tokens` (row i predicts token i + 1), float64."""
+    with tempfile.TemporaryDirectory() as tmp:
+        npy = os.path.join(tmp, "l.npy")
+        out = subprocess.run([BINARY, "next", "--model", MODEL, "--tokens",
+                              ",".join(map(str, tokens)), "--all-positions", "--dump-logits", npy,
+                              "--threads", "1"], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr)
+        return np.load(npy).astype(np.float64)
+
+
+def log_softmax(row):
+    m = row.max()
+    return row - m - np.log(np.exp(row - m).sum())
+
+
+def rank(row32, t):
+    """1-based rank with ties to the lower id, on the float32 values the server compares."""
+    s = row32[t]
+    return int(1 + np.sum(row32 > s) + np.sum((row32 == s) & (np.arange(len(row32)) < t)))
+
+
+def near_tie(row, t):
+    d = np.abs(row - row[t])
+    d[t] = np.inf
+    return d.min() < 1e-3
+
+
+def check_ranked(label, got, row, token):
+    """A {logprob, rank} against the row's log-softmax and rank."""
+    lp = log_softmax(row)[token]
+    c.check(f"{label}: logprob {got.get('logprob')} = numpy {lp:.6f}",
+            abs(got.get("logprob", 1e9) - lp) <= TOL, got)
+    want = rank(row.astype(np.float32), token)
+    c.check(f"{label}: rank {got.get('rank')} = numpy {want}",
+            got.get("rank") == want or near_tie(row, token), got)
+
+
+def kept(s, body):
+    r = s.post(CHAT, {**body, "logitscope": {"keep": True}})
+    j = obj(r)
+    gen = j["logitscope"]["header"]["generation"]
+    g = obj(s.get(f"/v1/logitscope/generations/{gen}"))
+    return j, g["prompt_token_ids"], g["tokens"]
+
+
+CHAT_BODY = {"messages": [{"role": "user", "content": "Count: one two"}], "max_tokens": 5,
+             "temperature": 0, "repetition_penalty": 3, "logprobs": True, "top_logprobs": 2,
+             "prompt_logprobs": 3, "token_ids_logprob": NAMED}
+
+
+def test_chat(s):
+    j, prompt, tokens = kept(s, CHAT_BODY)
+    rows = cli_rows(prompt + tokens)
+    pl = j.get("prompt_logprobs")
+    c.check("prompt_logprobs: one entry per prompt token, the first null",
+            isinstance(pl, list) and len(pl) == len(prompt) and pl[0] is None, pl and pl[:2])
+    for i in (1, 2, len(prompt) // 2, len(prompt) - 1):
+        e, row = pl[i], rows[i - 1]
+        check_ranked(f"prompt token {i}", e.get(str(prompt[i]), {}), row, prompt[i])
+        order = sorted(range(len(row)), key=lambda t: (-np.float32(row[t]), t))[:3]
+        c.check(f"prompt token {i}: the 3 best are listed with ranks 1-3",
+                all(str(t) in e and e[str(t)]["rank"] == k + 1 for k, t in enumerate(order)
+                    if not near_tie(row, t)), {"got": list(e), "want": order})
+        c.check(f"prompt token {i}: decoded_token is a string", all(
+            isinstance(v.get("decoded_token"), str) for v in e.values()), e)
+    content = j["choices"][0]["logprobs"]["content"]
+    c.check("one content entry per generated token", len(content) == len(tokens), len(content))
+    for k, entry in enumerate(content):
+        named = entry.get("token_ids_logprob")
+        c.check(f"step {k}: token_ids_logprob lists the named ids in order",
+                isinstance(named, list) and [n.get("token_id") for n in named] == NAMED, named)
+        row = rows[len(prompt) - 1 + k]
+        for n in named or []:
+            check_ranked(f"step {k} token {n['token_id']}", n, row, n["token_id"])
+    # A generated token named: its named logprob is the entry's own.
+    j2, prompt2, tokens2 = kept(s, {**CHAT_BODY, "token_ids_logprob": [tokens[0]]})
+    e0 = j2["choices"][0]["logprobs"]["content"][0]
+    c.check("the chosen token, named: the same logprob as the entry's",
+            abs(e0["token_ids_logprob"][0]["logprob"] - e0["logprob"]) < 1e-12, e0)
+
+
+def test_processed(s):
+    body = {**CHAT_BODY, "temperature": 0.7, "repetition_penalty": 1, "seed": 3, "top_p": 1,
+            "top_k": 0, "min_p": 0, "logprobs_mode": "processed"}
+    body.pop("prompt_logprobs")
+    j, prompt, tokens = kept(s, body)
+    rows = cli_rows(prompt + tokens)
+    for k, entry in enumerate(j["choices"][0]["logprobs"]["content"]):
+        row = rows[len(prompt) - 1 + k] / 0.7  # the chain at temperature 0.7, nothing cut
+        for n in entry["token_ids_logprob"]:
+            check_ranked(f"processed step {k} token {n['token_id']}", n, row, n["token_id"])
+    c.check("no prompt_logprobs unless asked", "prompt_logprobs" not in j, list(j))
+
+
+def test_completions(s):
+    prompt = [785, 3974, 13876, 38835, 34208]
+    body = {"prompt": prompt, "max_tokens": 3, "temperature": 0, "repetition_penalty": 3,
+            "logprobs": 2, "echo": True, "prompt_logprobs": 2, "token_ids_logprob": NAMED}
+    j = obj(s.post(COMP, body))
+    ch = j["choices"][0]
+    lp = ch["logprobs"]
+    n = len(lp["tokens"]) - len(prompt)
+    c.check("completions: 3 generated tokens after the echoed prompt", n == 3, lp["tokens"])
+    named = lp.get("token_ids_logprob")
+    c.check("legacy token_ids_logprob: null for echoed prompt tokens, lists after",
+            isinstance(named, list) and len(named) == len(lp["tokens"])
+            and all(x is None for x in named[:len(prompt)])
+            and all(isinstance(x, list) and len(x) == len(NAMED) for x in named[len(prompt):]),
+            named)
+    pl = ch.get("prompt_logprobs")
+    c.check("completions: prompt_logprobs per choice, first null",
+            isinstance(pl, list) and len(pl) == len(prompt) and pl[0] is None, pl)
+    rows = cli_rows(prompt)
+    for i in range(1, len(prompt)):
+        check_ranked(f"completion prompt token {i}", pl[i][str(prompt[i])], rows[i - 1], prompt[i])
+    c.check("echo's own top_logprobs keep 'logprobs: 2' entries",
+            all(t is None or len(t) <= 2 for t in lp["top_logprobs"]), lp["top_logprobs"][:3])
+
+
+def test_streaming(s):
+    body = dict(CHAT_BODY)
+    whole = obj(s.post(CHAT, body))
+    sse = s.stream(CHAT, {**body, "stream": True})
+    chunks, done, errors = collect_stream(sse)
+    c.check("stream: [DONE], no error", done and not errors, errors)
+    first = chunks[0] if chunks else {}
+    c.equal("stream: prompt_logprobs on the first chunk", first.get("prompt_logprobs"),
+            whole.get("prompt_logprobs"))
+    entries = [e for ch in chunks for chc in ch.get("choices", [])
+               for e in ((chc.get("logprobs") or {}).get("content") or [])]
+    c.equal("stream: the same content entries", entries,
+            whole["choices"][0]["logprobs"]["content"])
+
+
+def test_errors(s):
+    base = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
+    cases = [
+        (CHAT, {**base, "token_ids_logprob": [1]}, "token_ids_logprob"),
+        (CHAT, {**base, "logprobs": True, "token_ids_logprob": []}, "token_ids_logprob"),
+        (CHAT, {**base, "logprobs": True, "token_ids_logprob": [10 ** 7]}, "token_ids_logprob"),
+        (CHAT, {**base, "logprobs": True, "token_ids_logprob": ["a"]}, "token_ids_logprob"),
+        (CHAT, {**base, "logprobs": True, "token_ids_logprob": list(range(257))},
+         "token_ids_logprob"),
+        (CHAT, {**base, "prompt_logprobs": 21}, "prompt_logprobs"),
+        (CHAT, {**base, "prompt_logprobs": "3"}, "prompt_logprobs"),
+        (COMP, {"prompt": "x", "max_tokens": 1, "prompt_logprobs": -1}, "prompt_logprobs"),
+    ]
+    for path, body, field in cases:
+        r = s.post(path, body)
+        err = obj(r).get("error") or {}
+        c.check(f"{path} {json.dumps(body)[-60:]}: 400 naming {field}",
+                r.status == 400 and (err.get("param") or "").startswith(field), obj(r))
+
+
+def run(binary, model, servers):
+    global BINARY, MODEL
+    BINARY, MODEL = binary, model
+    s = Server(binary, model, ["--parallel", "4", "--threads", "2"])
+    servers.append(s)
+    c.section("chat: prompt_logprobs and token_ids_logprob", test_chat, s)
+    c.section("chat: processed logprobs", test_processed, s)
+    c.section("completions", test_completions, s)
+    c.section("streaming", test_streaming, s)
+    c.section("errors", test_errors, s)
+
+
+if __name__ == "__main__":
+    run_main(c, "ls_server_scoring_", run)
