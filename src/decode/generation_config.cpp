@@ -177,6 +177,15 @@ const std::vector<Field>& fields() {
         Kind::f64, &C::epsilon_cutoff));
     t.push_back(scalar(info("eta_cutoff", "--eta-cutoff", "entropy-dependent cutoff (0: off)"),
                        Kind::f64, &C::eta_cutoff));
+    t.push_back(scalar(info("top_n_sigma", "--top-n-sigma",
+                            "llama.cpp: keep scores within n deviations of the best (<= 0: off)"),
+                       Kind::f64, &C::top_n_sigma));
+    t.push_back(scalar(info("dynatemp_range", "--dynatemp-range",
+                            "llama.cpp: temperature +/- this, by the entropy (0: off)"),
+                       Kind::f64, &C::dynatemp_range));
+    t.push_back(scalar(info("dynatemp_exponent", "--dynatemp-exponent",
+                            "llama.cpp: the entropy's exponent in dynamic temperature"),
+                       Kind::f64, &C::dynatemp_exponent));
     t.push_back(scalar(info("repetition_penalty", "--repetition-penalty",
                             "penalise tokens of prompt + output (1: off)"),
                        Kind::f64, &C::repetition_penalty));

@@ -47,6 +47,10 @@ struct GenerationConfig {
   double typical_p = 1.0;
   double epsilon_cutoff = 0.0;
   double eta_cutoff = 0.0;
+  // llama.cpp's: top-n-sigma (<= 0: off) and dynamic temperature (range 0: off).
+  double top_n_sigma = -1.0;
+  double dynatemp_range = 0.0;
+  double dynatemp_exponent = 1.0;
   // Processors.
   double repetition_penalty = 1.0;
   double presence_penalty = 0.0;

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "decode/cutoff.h"
+#include "decode/dynamic_temperature.h"
 #include "decode/grammar_stage.h"
 #include "decode/inf_nan.h"
 #include "decode/min_length.h"
@@ -16,6 +17,7 @@
 #include "decode/penalties.h"
 #include "decode/temperature.h"
 #include "decode/top_k.h"
+#include "decode/top_n_sigma.h"
 #include "decode/top_p.h"
 #include "decode/typical_p.h"
 
@@ -37,6 +39,7 @@ std::vector<std::string> preset_order(OrderPreset preset) {
               "remove_invalid_values",
               "suppress_tokens",
               "temperature",
+              "top_n_sigma",
               "top_k",
               "top_p",
               "min_p",
@@ -57,6 +60,7 @@ std::vector<std::string> preset_order(OrderPreset preset) {
               "suppress_tokens",
               "remove_invalid_values",
               "temperature",
+              "top_n_sigma",
               "min_p",
               "top_k",
               "top_p",
@@ -76,6 +80,7 @@ std::vector<std::string> preset_order(OrderPreset preset) {
               "presence_penalty",
               "no_repeat_ngram_size",
               "remove_invalid_values",
+              "top_n_sigma",
               "top_k",
               "typical_p",
               "top_p",
@@ -114,8 +119,9 @@ std::vector<std::string> resolve_order(const GenerationConfig& config) {
 }
 
 bool is_warper(const std::string& stage) {
-  static const std::vector<std::string> warpers = {
-      "temperature", "top_k", "top_p", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff"};
+  static const std::vector<std::string> warpers = {"temperature",    "top_n_sigma", "top_k",
+                                                   "top_p",          "min_p",       "typical_p",
+                                                   "epsilon_cutoff", "eta_cutoff"};
   return std::find(warpers.begin(), warpers.end(), stage) != warpers.end();
 }
 
@@ -158,9 +164,15 @@ std::unique_ptr<LogitsProcessor> make_stage(const std::string& name, const Gener
     return std::make_unique<SuppressTokens>(c.suppress_tokens, o.vocab_size);
   }
   if (!o.include_warpers) return nullptr;
+  if (name == "temperature" && c.temperature > 0.0 && c.dynatemp_range > 0.0) {
+    return std::make_unique<DynamicTemperature>(c.temperature, c.dynatemp_range,
+                                                c.dynatemp_exponent);
+  }
   if (name == "temperature" && c.temperature != 1.0 && c.temperature > 0.0) {
     return std::make_unique<Temperature>(c.temperature);
   }
+  if (name == "top_n_sigma" && c.top_n_sigma > 0.0)
+    return std::make_unique<TopNSigma>(c.top_n_sigma);
   if (name == "top_k" && c.top_k != 0) return std::make_unique<TopK>(c.top_k, keep, !llama);
   if (name == "top_p" && c.top_p < 1.0) {
     return std::make_unique<TopP>(c.top_p, keep, llama ? TopPRule::llama_cpp : TopPRule::hf);

@@ -1,7 +1,8 @@
 // Which stages run, in which order. Presets reproduce transformers' generate() order (processors,
 // then warpers: temperature, top_k, top_p, min_p, typical_p, epsilon, eta), vLLM's sampler
-// (penalties, temperature, min_p, top_k/top_p) and llama.cpp's default chain (penalties, top_k,
-// typical, top_p, min_p, temperature last), with their tie rules. `order` re-sequences the named
+// (penalties, temperature, min_p, top_k/top_p) and llama.cpp's default chain (penalties,
+// top_n_sigma, top_k, typical, top_p, min_p, temperature last), with their tie rules;
+// llama.cpp's top_n_sigma sits after temperature in the other two. `order` re-sequences the named
 // stages among the positions they hold in the preset; unnamed stages keep their place.
 #pragma once
 

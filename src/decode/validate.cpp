@@ -37,6 +37,12 @@ void validate(const GenerationConfig& c) {
         "in [0, 1) (0 turns it off)");
   check(c, "eta_cutoff", c.eta_cutoff, c.eta_cutoff >= 0.0 && c.eta_cutoff < 1.0,
         "in [0, 1) (0 turns it off)");
+  check(c, "top_n_sigma", c.top_n_sigma, std::isfinite(c.top_n_sigma),
+        "a finite number (<= 0 turns it off)");
+  check(c, "dynatemp_range", c.dynatemp_range,
+        std::isfinite(c.dynatemp_range) && c.dynatemp_range >= 0.0, ">= 0 (0 turns it off)");
+  check(c, "dynatemp_exponent", c.dynatemp_exponent,
+        std::isfinite(c.dynatemp_exponent) && c.dynatemp_exponent >= 0.0, "a finite number >= 0");
   check(c, "repetition_penalty", c.repetition_penalty,
         std::isfinite(c.repetition_penalty) && c.repetition_penalty > 0.0,
         "a finite number > 0 (1 turns it off)");

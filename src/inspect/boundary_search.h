@@ -88,13 +88,13 @@ void certified_search(Boundary& b, StepChain& chain, const decode::GenerationCon
                       const std::function<bool(const Point&, const Point&)>& certified);
 
 // Temperature within a factor of 4 of its value, exactly (sampling steps without typical_p,
-// epsilon or eta cutoffs).
+// epsilon or eta cutoffs or dynamic temperature).
 void temperature_interval(Boundary& b, StepChain& chain, const decode::GenerationConfig& config,
                           std::int32_t chosen, double draw);
 
 // The repetition penalty within a factor of 4 of its value, exactly. Returns false, doing
-// nothing, when the chain is one the bounds do not cover (typical_p, epsilon or eta cutoffs, or
-// the penalty placed after a truncation by `order`): the caller scans instead.
+// nothing, when the chain is one the bounds do not cover (typical_p, epsilon, eta, top_n_sigma,
+// dynamic temperature, or the penalty placed after a truncation by `order`): the caller scans.
 bool penalty_interval(Boundary& b, StepChain& chain, const decode::GenerationConfig& config,
                       std::int32_t chosen);
 

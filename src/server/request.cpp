@@ -107,6 +107,10 @@ constexpr NumberField kNumberFields[] = {
     {"repetition_penalty", &decode::GenerationConfig::repetition_penalty, 0, 10, true},
     {"presence_penalty", &decode::GenerationConfig::presence_penalty, -2, 2, false},
     {"frequency_penalty", &decode::GenerationConfig::frequency_penalty, -2, 2, false},
+    // llama-server's: top_n_sigma <= 0 and dynatemp_range 0 turn them off.
+    {"top_n_sigma", &decode::GenerationConfig::top_n_sigma, -1, 100, false},
+    {"dynatemp_range", &decode::GenerationConfig::dynatemp_range, 0, 2, false},
+    {"dynatemp_exponent", &decode::GenerationConfig::dynatemp_exponent, 0, 10, false},
 };
 
 decode::OrderPreset order_preset(const json& v, const std::string& param) {

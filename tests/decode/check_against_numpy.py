@@ -13,6 +13,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_formulas as hf  # noqa: E402
+import llama_formulas as llama  # noqa: E402
 
 F32 = np.float32
 INF = np.inf
@@ -126,11 +127,23 @@ for vname, s in VECTORS.items():
         stage("eta_cutoff", {"eta": eps}, s, hf.eta_cutoff(s, eps))
         stage("epsilon_cutoff", {"epsilon": eps, "min_keep": 3}, s, hf.epsilon_cutoff(s, eps, 3))
 
+    # llama.cpp's: top-n-sigma and dynamic temperature (entropy-scaled; range > t reaches 0)
+    for n in (0.5, 1.0, 2.0, 3.0):
+        stage("top_n_sigma", {"n": n}, s, llama.top_n_sigma(s, n))
+    for t, rg, ex in ((1.0, 0.5, 1.0), (0.7, 0.3, 2.0), (1.2, 0.8, 0.5), (0.5, 0.5, 1.0),
+                      (0.3, 1.0, 1.0), (1.0, 0.5, 0.0)):
+        stage("temperature", {"t": t, "dynatemp_range": rg, "dynatemp_exponent": ex}, s,
+              llama.dynatemp(s, t, rg, ex))
+
 # --- invalid parameters must be errors naming the stage ---
 for name, params in [("temperature", {"t": -1.0}), ("temperature", {"t": 0.0}),
                      ("top_p", {"p": 1.5}), ("top_p", {"p": -0.1}), ("top_k", {"k": 0}),
                      ("min_p", {"p": 2.0}), ("typical_p", {"mass": 0.0}),
-                     ("repetition_penalty", {"penalty": 0.0}), ("epsilon_cutoff", {"epsilon": 1.0})]:
+                     ("repetition_penalty", {"penalty": 0.0}), ("epsilon_cutoff", {"epsilon": 1.0}),
+                     ("top_n_sigma", {"n": 0.0}),
+                     ("temperature", {"t": 1.0, "dynatemp_range": -1.0, "dynatemp_exponent": 1.0}),
+                     ("dynatemp_exponent", {"t": 1.0, "dynatemp_range": 0.5,
+                                            "dynatemp_exponent": -1.0})]:
     stage(name, params, FIXED["ties"], ("error", name))
 # A warper given NaN must refuse instead of sorting garbage.
 stage("top_p", {"p": 0.9}, NANS, ("error", "top_p"))
@@ -139,18 +152,18 @@ stage("top_p", {"p": 0.9}, NANS, ("error", "top_p"))
 PRESETS = {
     "hf": ["sequence_bias", "repetition_penalty", "presence_penalty", "frequency_penalty",
            "no_repeat_ngram_size", "bad_words_ids", "min_length", "min_new_tokens",
-           "remove_invalid_values", "suppress_tokens", "temperature", "top_k", "top_p", "min_p",
-           "typical_p", "epsilon_cutoff", "eta_cutoff"],
+           "remove_invalid_values", "suppress_tokens", "temperature", "top_n_sigma", "top_k",
+           "top_p", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff"],
     # vLLM: penalties, then temperature, min-p, top-k/top-p
     "vllm": ["bad_words_ids", "min_length", "min_new_tokens", "sequence_bias", "repetition_penalty",
              "frequency_penalty", "presence_penalty", "no_repeat_ngram_size", "suppress_tokens",
-             "remove_invalid_values", "temperature", "min_p", "top_k", "top_p", "typical_p",
-             "epsilon_cutoff", "eta_cutoff"],
+             "remove_invalid_values", "temperature", "top_n_sigma", "min_p", "top_k", "top_p",
+             "typical_p", "epsilon_cutoff", "eta_cutoff"],
     # llama.cpp: penalties, top-k, typical, top-p, min-p, temperature last
     "llama.cpp": ["sequence_bias", "bad_words_ids", "min_length", "min_new_tokens",
                   "suppress_tokens", "repetition_penalty", "frequency_penalty", "presence_penalty",
-                  "no_repeat_ngram_size", "remove_invalid_values", "top_k", "typical_p", "top_p",
-                  "min_p", "epsilon_cutoff", "eta_cutoff", "temperature"],
+                  "no_repeat_ngram_size", "remove_invalid_values", "top_n_sigma", "top_k",
+                  "typical_p", "top_p", "min_p", "epsilon_cutoff", "eta_cutoff", "temperature"],
 }
 
 
@@ -161,7 +174,7 @@ def ref_chain(s, cfg, toks, prompt_len):
         wanted = cfg["order"]
         it = iter(wanted)
         order = [next(it) if name in wanted else name for name in order]
-    llama = preset == "llama.cpp"
+    is_llama = preset == "llama.cpp"
     gen = toks[prompt_len:]
     applied = []
     for name in order:
@@ -171,12 +184,17 @@ def ref_chain(s, cfg, toks, prompt_len):
             s = hf.presence_penalty(s, gen, cfg["presence_penalty"])
         elif name == "frequency_penalty" and cfg.get("frequency_penalty", 0.0) != 0.0:
             s = hf.frequency_penalty(s, gen, cfg["frequency_penalty"])
+        elif name == "temperature" and cfg.get("dynatemp_range", 0.0) > 0:
+            s = llama.dynatemp(s, cfg.get("temperature", 1.0), cfg["dynatemp_range"],
+                               cfg.get("dynatemp_exponent", 1.0))
         elif name == "temperature" and cfg.get("temperature", 1.0) != 1.0:
             s = hf.temperature(s, cfg["temperature"])
+        elif name == "top_n_sigma" and cfg.get("top_n_sigma", -1.0) > 0:
+            s = llama.top_n_sigma(s, cfg["top_n_sigma"])
         elif name == "top_k" and cfg.get("top_k", 50) != 0:
-            s = hf.top_k(s, cfg.get("top_k", 50), 1, not llama)
+            s = hf.top_k(s, cfg.get("top_k", 50), 1, not is_llama)
         elif name == "top_p" and cfg.get("top_p", 1.0) < 1.0:
-            s = hf.top_p_llama(s, cfg["top_p"]) if llama else hf.top_p(s, cfg["top_p"])
+            s = hf.top_p_llama(s, cfg["top_p"]) if is_llama else hf.top_p(s, cfg["top_p"])
         elif name == "min_p" and cfg.get("min_p", 0.0) > 0:
             s = hf.min_p(s, cfg["min_p"])
         elif name == "typical_p" and cfg.get("typical_p", 1.0) < 1.0:
@@ -211,6 +229,9 @@ for preset in ("hf", "vllm", "llama.cpp"):
                "top_k": 3, "top_p": 0.9, "min_p": 0.05}
         chain(cfg, s, toks, 5)
         chain(dict(cfg, order=["min_p", "temperature", "top_k"]), s, toks, 5)
+        # llama.cpp's top-n-sigma and dynamic temperature in each preset's place
+        chain(dict(cfg, top_k=0, top_n_sigma=1.5, dynatemp_range=0.4, dynatemp_exponent=1.5),
+              s, toks, 5)
 
 # --- sampling rule, greedy, generator, scoring ---
 for vname, s in VECTORS.items():

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "decode/choose.h"
 #include "decode/cutoff.h"
+#include "decode/dynamic_temperature.h"
 #include "decode/generation_config.h"
 #include "decode/inf_nan.h"
 #include "decode/logits_source.h"
@@ -27,6 +28,7 @@
 #include "decode/sequence_bias.h"
 #include "decode/temperature.h"
 #include "decode/top_k.h"
+#include "decode/top_n_sigma.h"
 #include "decode/top_p.h"
 #include "decode/typical_p.h"
 
@@ -72,7 +74,12 @@ std::unique_ptr<LogitsProcessor> make_stage(const json& c, std::int32_t vocab) {
   const std::string stage = c.at("stage");
   const json& p = c.at("params");
   const int keep = p.value("min_keep", 1);
+  if (stage == "temperature" && p.contains("dynatemp_range"))
+    return std::make_unique<DynamicTemperature>(p.at("t").get<double>(),
+                                                p.at("dynatemp_range").get<double>(),
+                                                p.at("dynatemp_exponent").get<double>());
   if (stage == "temperature") return std::make_unique<Temperature>(p.at("t").get<double>());
+  if (stage == "top_n_sigma") return std::make_unique<TopNSigma>(p.at("n").get<double>());
   if (stage == "repetition_penalty")
     return std::make_unique<RepetitionPenalty>(p.at("penalty").get<double>());
   if (stage == "presence_penalty")

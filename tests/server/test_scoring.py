@@ -12,10 +12,13 @@ tokens (`next --all-positions --dump-logits`):
 import json
 import os
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "decode"))
+import llama_formulas as llama  # noqa: E402
 from server_util import CHAT, COMP, Checker, Server, collect_stream, obj, run_main
 
 c = Checker()
@@ -120,6 +123,43 @@ def test_processed(s):
     c.check("no prompt_logprobs unless asked", "prompt_logprobs" not in j, list(j))
 
 
+def test_llama_samplers(s):
+    """llama-server's top_n_sigma and dynamic temperature, seen through processed logprobs: the
+    named tokens' logprob after the chain (hf order: temperature, then top_n_sigma) against
+    tests/decode/llama_formulas.py; a token the chain removed reads -9999."""
+    for extra in ({"top_n_sigma": 1.0}, {"dynatemp_range": 0.5, "dynatemp_exponent": 2},
+                  {"top_n_sigma": 2.0, "dynatemp_range": 0.3}):
+        body = {**CHAT_BODY, "temperature": 0.8, "repetition_penalty": 1, "seed": 5, "top_p": 1,
+                "top_k": 0, "min_p": 0, "logprobs_mode": "processed", **extra}
+        body.pop("prompt_logprobs")
+        j, prompt, tokens = kept(s, body)
+        rows = cli_rows(prompt + tokens)
+        for k, entry in enumerate(j["choices"][0]["logprobs"]["content"]):
+            row = rows[len(prompt) - 1 + k].astype(np.float32)
+            if "dynatemp_range" in extra:
+                row = llama.dynatemp(row, 0.8, extra["dynatemp_range"],
+                                     extra.get("dynatemp_exponent", 1.0))
+            else:
+                row = (row.astype(np.float64) / 0.8).astype(np.float32)
+            if "top_n_sigma" in extra:
+                row = llama.top_n_sigma(row, extra["top_n_sigma"])
+            live = row > -np.inf
+            c.check(f"{extra} step {k}: the chosen token survives the chain",
+                    bool(live[tokens[k]]), tokens[k])
+            lp = np.full(len(row), -np.inf)
+            lp[live] = log_softmax(row[live].astype(np.float64))
+            for n in entry["token_ids_logprob"]:
+                want = lp[n["token_id"]]
+                ok = (n["logprob"] == -9999.0) if want == -np.inf else \
+                    abs(n["logprob"] - want) <= TOL * 2
+                c.check(f"{extra} step {k} token {n['token_id']}: processed logprob "
+                        f"{n['logprob']} = numpy {want:.6f}", ok, n)
+        settings = j["logitscope"]["header"]["settings"]
+        c.check(f"{extra}: the settings report it, from the request",
+                all(settings[f] == {"value": v, "source": "request"} for f, v in extra.items()),
+                {f: settings.get(f) for f in extra})
+
+
 def test_completions(s):
     prompt = [785, 3974, 13876, 38835, 34208]
     body = {"prompt": prompt, "max_tokens": 3, "temperature": 0, "repetition_penalty": 3,
@@ -172,6 +212,9 @@ def test_errors(s):
         (CHAT, {**base, "prompt_logprobs": 21}, "prompt_logprobs"),
         (CHAT, {**base, "prompt_logprobs": "3"}, "prompt_logprobs"),
         (COMP, {"prompt": "x", "max_tokens": 1, "prompt_logprobs": -1}, "prompt_logprobs"),
+        (CHAT, {**base, "top_n_sigma": 101}, "top_n_sigma"),
+        (CHAT, {**base, "dynatemp_range": -0.1}, "dynatemp_range"),
+        (CHAT, {**base, "dynatemp_exponent": "2"}, "dynatemp_exponent"),
     ]
     for path, body, field in cases:
         r = s.post(path, body)
@@ -187,6 +230,7 @@ def run(binary, model, servers):
     servers.append(s)
     c.section("chat: prompt_logprobs and token_ids_logprob", test_chat, s)
     c.section("chat: processed logprobs", test_processed, s)
+    c.section("chat: llama-server's top_n_sigma and dynamic temperature", test_llama_samplers, s)
     c.section("completions", test_completions, s)
     c.section("streaming", test_streaming, s)
     c.section("errors", test_errors, s)
