@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
     for (const bool flat : {false, true}) {
       for (const bool logprobs : {false, true}) {
         Sampler sampler(config_of(c), c.sample ? DecodeMode::sample : DecodeMode::greedy,
-                        static_cast<std::int32_t>(vocab), Rng(1));
+                        static_cast<std::int32_t>(vocab), 1);
         ChoiceOptions options;
         options.raw_logprob = logprobs;
         options.accept = false;

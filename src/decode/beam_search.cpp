@@ -94,7 +94,7 @@ class BeamRun final : public RunState {
         first_seq_(first_seq),
         nb_(static_cast<std::size_t>(job.config.num_beams)),
         sampling_(run_.mode == DecodeMode::beam_sample),
-        sampler_(job.config, run_.mode, source.vocab_size(), Rng(run_.seed),
+        sampler_(job.config, run_.mode, source.vocab_size(), run_.seed, 0,
                  job.config.eos_token_id.empty()
                      ? 2
                      : static_cast<int>(job.config.eos_token_id.size()) + 1),

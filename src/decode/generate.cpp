@@ -70,11 +70,10 @@ class SamplingRun final : public RunState {
         run_(std::move(run)),
         max_new_(max_new_tokens_for(job.config, job.prompt.size())),
         limit_(source.context_limit()) {
-    Rng stream(run_.seed);  // stream i: i jumps from Rng(seed)
-    for (int i = 0; i < job.config.num_return_sequences; ++i, stream.jump()) {
+    for (int i = 0; i < job.config.num_return_sequences; ++i) {
       Seq s{first_seq + i,
             std::vector<std::int32_t>(job.prompt.begin(), job.prompt.end()),
-            Sampler(job.config, run_.mode, source.vocab_size(), stream),
+            Sampler(job.config, run_.mode, source.vocab_size(), run_.seed, i),
             TextStream(job.config.stop_strings),
             {}};
       s.result.message =

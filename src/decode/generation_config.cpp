@@ -186,6 +186,12 @@ const std::vector<Field>& fields() {
     t.push_back(scalar(info("dynatemp_exponent", "--dynatemp-exponent",
                             "llama.cpp: the entropy's exponent in dynamic temperature"),
                        Kind::f64, &C::dynatemp_exponent));
+    t.push_back(scalar(info("xtc_probability", "--xtc-probability",
+                            "llama.cpp: the chance per step of removing the top choices (0: off)"),
+                       Kind::f64, &C::xtc_probability));
+    t.push_back(scalar(info("xtc_threshold", "--xtc-threshold",
+                            "llama.cpp: XTC removes all but the last token at or above this"),
+                       Kind::f64, &C::xtc_threshold));
     t.push_back(scalar(info("repetition_penalty", "--repetition-penalty",
                             "penalise tokens of prompt + output (1: off)"),
                        Kind::f64, &C::repetition_penalty));

@@ -51,6 +51,9 @@ struct GenerationConfig {
   double top_n_sigma = -1.0;
   double dynatemp_range = 0.0;
   double dynatemp_exponent = 1.0;
+  // llama.cpp's XTC (probability 0: off); its coin comes from the seed (xtc.h).
+  double xtc_probability = 0.0;
+  double xtc_threshold = 0.1;
   // Processors.
   double repetition_penalty = 1.0;
   double presence_penalty = 0.0;

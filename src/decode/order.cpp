@@ -20,6 +20,7 @@
 #include "decode/top_n_sigma.h"
 #include "decode/top_p.h"
 #include "decode/typical_p.h"
+#include "decode/xtc.h"
 
 namespace ls::decode {
 
@@ -45,7 +46,8 @@ std::vector<std::string> preset_order(OrderPreset preset) {
               "min_p",
               "typical_p",
               "epsilon_cutoff",
-              "eta_cutoff"};
+              "eta_cutoff",
+              "xtc"};
     case OrderPreset::vllm:
       // vLLM's sampler: bad words and min_tokens, logit bias, penalties (repetition, then
       // frequency and presence), then temperature, min_p, top_k/top_p.
@@ -66,7 +68,8 @@ std::vector<std::string> preset_order(OrderPreset preset) {
               "top_p",
               "typical_p",
               "epsilon_cutoff",
-              "eta_cutoff"};
+              "eta_cutoff",
+              "xtc"};
     case OrderPreset::llama_cpp:
       // llama.cpp's default sampler chain: logit bias, penalties, top_k, typical, top_p, min_p,
       // temperature last.
@@ -87,6 +90,7 @@ std::vector<std::string> preset_order(OrderPreset preset) {
               "min_p",
               "epsilon_cutoff",
               "eta_cutoff",
+              "xtc",
               "temperature"};
   }
   return {};
@@ -121,7 +125,7 @@ std::vector<std::string> resolve_order(const GenerationConfig& config) {
 bool is_warper(const std::string& stage) {
   static const std::vector<std::string> warpers = {"temperature",    "top_n_sigma", "top_k",
                                                    "top_p",          "min_p",       "typical_p",
-                                                   "epsilon_cutoff", "eta_cutoff"};
+                                                   "epsilon_cutoff", "eta_cutoff",  "xtc"};
   return std::find(warpers.begin(), warpers.end(), stage) != warpers.end();
 }
 
@@ -185,6 +189,8 @@ std::unique_ptr<LogitsProcessor> make_stage(const std::string& name, const Gener
   }
   if (name == "eta_cutoff" && c.eta_cutoff > 0.0)
     return std::make_unique<EtaCutoff>(c.eta_cutoff, keep);
+  if (name == "xtc" && c.xtc_probability > 0.0 && c.xtc_threshold <= 0.5)
+    return std::make_unique<Xtc>(c.xtc_probability, c.xtc_threshold, keep, o.seed, o.stream);
   return nullptr;
 }
 

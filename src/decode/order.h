@@ -25,6 +25,9 @@ struct ChainOptions {
   std::int32_t vocab_size = 0;
   bool include_warpers = true;
   int min_tokens_to_keep = 1;  // transformers uses #eos + 1 for beam sampling
+  // The sequence's seed and random stream: XTC's coins (xtc.h) are drawn from them.
+  std::uint64_t seed = 0;
+  int stream = 0;
 };
 // The active stages of `config` in resolved order (inactive ones, e.g. top_p=1, are left out).
 ProcessorChain build_chain(const GenerationConfig& config, const ChainOptions& options);

@@ -8,20 +8,20 @@
 
 namespace ls::decode {
 
-Sampler::Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size, Rng rng,
-                 int min_tokens_to_keep)
+Sampler::Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size,
+                 std::uint64_t seed, int stream, int min_tokens_to_keep)
     : mode_(mode),
       chain_(build_chain(config, {vocab_size,
                                   /*include_warpers=*/mode == DecodeMode::sample ||
                                       mode == DecodeMode::beam_sample,
-                                  min_tokens_to_keep})),
-      rng_(rng),
+                                  min_tokens_to_keep, seed, stream})),
+      rng_(Rng::stream(seed, stream)),
       allow_invalid_(config.remove_invalid_values) {}
 
 Sampler Sampler::raw_argmax(std::int32_t vocab_size) {
   GenerationConfig none;  // transformers' defaults: no processor is active in greedy mode
   none.suppress_tokens.clear();
-  return Sampler(none, DecodeMode::greedy, vocab_size, Rng(0));
+  return Sampler(none, DecodeMode::greedy, vocab_size, 0);
 }
 
 void Sampler::process(std::span<float> scores, const TokenHistory& history) {

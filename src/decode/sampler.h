@@ -43,9 +43,10 @@ struct Choice {
 
 class Sampler {
  public:
-  // mode greedy or sample (beam modes use process() only); `rng` is this sequence's stream.
-  Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size, Rng rng,
-          int min_tokens_to_keep = 1);
+  // mode greedy or sample (beam modes use process() only). The sequence draws from random stream
+  // `stream` of `seed` (Rng::stream), and so do its chain's random stages (XTC's coins).
+  Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size,
+          std::uint64_t seed, int stream = 0, int min_tokens_to_keep = 1);
   // Greedy with no stages: the raw argmax (lowest id on ties), as the lab's continuations use.
   static Sampler raw_argmax(std::int32_t vocab_size);
 

@@ -43,6 +43,10 @@ void validate(const GenerationConfig& c) {
         std::isfinite(c.dynatemp_range) && c.dynatemp_range >= 0.0, ">= 0 (0 turns it off)");
   check(c, "dynatemp_exponent", c.dynatemp_exponent,
         std::isfinite(c.dynatemp_exponent) && c.dynatemp_exponent >= 0.0, "a finite number >= 0");
+  check(c, "xtc_probability", c.xtc_probability,
+        c.xtc_probability >= 0.0 && c.xtc_probability <= 1.0, "in [0, 1] (0 turns it off)");
+  check(c, "xtc_threshold", c.xtc_threshold, c.xtc_threshold >= 0.0 && c.xtc_threshold <= 1.0,
+        "in [0, 1] (above 0.5 it never acts)");
   check(c, "repetition_penalty", c.repetition_penalty,
         std::isfinite(c.repetition_penalty) && c.repetition_penalty > 0.0,
         "a finite number > 0 (1 turns it off)");

@@ -232,7 +232,7 @@ StepBoundaries step_boundaries(std::span<const float> raw, std::span<const std::
     if (b.setting == "temperature") {
       b.value = config.temperature;
       if (config.typical_p < 1 || config.epsilon_cutoff > 0 || config.eta_cutoff > 0 ||
-          config.dynatemp_range > 0)
+          config.dynatemp_range > 0 || config.xtc_probability > 0)
         scanned_interval(b, chain, config, chosen, 1e-3);
       else
         temperature_interval(b, chain, config, chosen, *draw);
@@ -277,8 +277,8 @@ StepBoundaries step_boundaries(std::span<const float> raw, std::span<const std::
   if (!penalty_interval(rp, chain, config, chosen)) {
     scanned_interval(rp, chain, config, chosen, 1e-3);
     rp.note +=
-        " (typical_p, epsilon, eta, top_n_sigma or dynamic temperature, or the penalty after a "
-        "truncation: no bounds)";
+        " (typical_p, epsilon, eta, top_n_sigma, dynamic temperature or XTC, or the penalty after "
+        "a truncation: no bounds)";
   }
   out.settings.push_back(rp);
   for (const Boundary& b : out.settings) out.fragile = out.fragile || b.fragile;

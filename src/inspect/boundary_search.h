@@ -36,7 +36,7 @@ struct StepChain {
   std::vector<float> work;
 
   std::int32_t choose(const decode::GenerationConfig& c) {
-    decode::Sampler s(c, mode, vocab, decode::Rng(0));
+    decode::Sampler s(c, mode, vocab, c.seed.value_or(0));
     decode::ChoiceOptions how;
     how.draw = draw;
     how.accept = false;
@@ -45,7 +45,7 @@ struct StepChain {
   }
   // The final scores (-inf for removed tokens); valid until the next call.
   std::span<const float> process(const decode::GenerationConfig& c) {
-    decode::Sampler s(c, mode, vocab, decode::Rng(0));
+    decode::Sampler s(c, mode, vocab, c.seed.value_or(0));
     work.assign(raw.begin(), raw.end());
     s.process(work, history);
     return work;
@@ -94,7 +94,7 @@ void temperature_interval(Boundary& b, StepChain& chain, const decode::Generatio
 
 // The repetition penalty within a factor of 4 of its value, exactly. Returns false, doing
 // nothing, when the chain is one the bounds do not cover (typical_p, epsilon, eta, top_n_sigma,
-// dynamic temperature, or the penalty placed after a truncation by `order`): the caller scans.
+// dynamic temperature, XTC, or the penalty placed after a truncation by `order`): the caller scans.
 bool penalty_interval(Boundary& b, StepChain& chain, const decode::GenerationConfig& config,
                       std::int32_t chosen);
 

@@ -62,7 +62,7 @@ LensReport lens_report(const LensRequest& q) {
   std::vector<std::vector<float>> processed(n_rows);
   for (std::size_t l = 0; l < n_rows; ++l) {
     // A fresh sampler per layer: stateful stages (the grammar, penalties) see the same history.
-    decode::Sampler sampler(*q.config, mode, q.vocab, decode::Rng(0));
+    decode::Sampler sampler(*q.config, mode, q.vocab, q.config->seed.value_or(0));
     decode::ChoiceOptions how;
     how.draw = out.draw;
     how.accept = false;

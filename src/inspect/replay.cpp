@@ -110,7 +110,7 @@ std::vector<ReplayStep> replay(const Recording& r, const LogitsRowFn& row, std::
   const decode::DecodeMode mode = decode::decode_mode(config);
   if (decode::is_beam(mode))
     fail("replay re-scores one sequence step by step; --num-beams must be 1");
-  decode::Sampler sampler(config, mode, vocab, decode::Rng(config.seed.value_or(0)));
+  decode::Sampler sampler(config, mode, vocab, config.seed.value_or(0));
   std::vector<std::int32_t> history(r.prompt);
   std::vector<ReplayStep> out;
   for (std::size_t k = 0; k < r.steps.size(); ++k) {

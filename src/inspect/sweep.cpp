@@ -44,7 +44,7 @@ SweepCell sweep_cell(std::span<const float> raw, const decode::TokenHistory& his
   const bool greedy = config.temperature == 0.0;
   // Temperature 0 means greedy: the processors run, the warpers do not, one token remains.
   decode::Sampler sampler(config, greedy ? decode::DecodeMode::greedy : decode::DecodeMode::sample,
-                          static_cast<std::int32_t>(raw.size()), decode::Rng(0));
+                          static_cast<std::int32_t>(raw.size()), config.seed.value_or(0));
   cell.chain = sampler.chain().describe();
   std::vector<float> work(raw.begin(), raw.end());
   sampler.process(work, history);

@@ -63,7 +63,7 @@ TreeResult continuation_tree(decode::LogitsSource& source, std::span<const std::
       for (int n = open[i].node; n >= 0; n = out.nodes[static_cast<std::size_t>(n)].parent)
         history.insert(history.begin() + static_cast<std::ptrdiff_t>(prompt.size()),
                        out.nodes[static_cast<std::size_t>(n)].token);
-      decode::Sampler sampler(config, mode, vocab, decode::Rng(0));
+      decode::Sampler sampler(config, mode, vocab, config.seed.value_or(0));
       std::vector<float> work(raw.begin(), raw.end());
       sampler.process(work, {history, prompt.size()});
       if (out.chain.empty()) out.chain = sampler.chain().describe();

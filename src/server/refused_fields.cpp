@@ -51,8 +51,6 @@ const std::vector<Refused>& table() {
       // llama-server samplers (issue 46 adds them)
       {"mirostat", false, 0, "mirostat is not supported yet"},
       {"dry_multiplier", false, 0, "DRY is not supported yet"},
-      {"xtc_probability", false, 0, "XTC is not supported yet"},
-      {"typical_p", false, 1, "typical_p is offered by the CLI only (--typical-p)"},
       {"tfs_z", false, 1, "tail-free sampling is not supported"},
       {"repeat_penalty", false, 1, "use 'repetition_penalty' (over the whole prompt and reply)"},
       {"n_predict", false, nullptr, "use 'max_tokens'"},

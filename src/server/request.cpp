@@ -107,10 +107,13 @@ constexpr NumberField kNumberFields[] = {
     {"repetition_penalty", &decode::GenerationConfig::repetition_penalty, 0, 10, true},
     {"presence_penalty", &decode::GenerationConfig::presence_penalty, -2, 2, false},
     {"frequency_penalty", &decode::GenerationConfig::frequency_penalty, -2, 2, false},
-    // llama-server's: top_n_sigma <= 0 and dynatemp_range 0 turn them off.
+    {"typical_p", &decode::GenerationConfig::typical_p, 0, 1, true},
+    // llama-server's: top_n_sigma <= 0, dynatemp_range 0 and xtc_probability 0 turn them off.
     {"top_n_sigma", &decode::GenerationConfig::top_n_sigma, -1, 100, false},
     {"dynatemp_range", &decode::GenerationConfig::dynatemp_range, 0, 2, false},
     {"dynatemp_exponent", &decode::GenerationConfig::dynatemp_exponent, 0, 10, false},
+    {"xtc_probability", &decode::GenerationConfig::xtc_probability, 0, 1, false},
+    {"xtc_threshold", &decode::GenerationConfig::xtc_threshold, 0, 1, false},
 };
 
 decode::OrderPreset order_preset(const json& v, const std::string& param) {

@@ -134,17 +134,32 @@ for vname, s in VECTORS.items():
                       (0.3, 1.0, 1.0), (1.0, 0.5, 0.0)):
         stage("temperature", {"t": t, "dynatemp_range": rg, "dynatemp_exponent": ex}, s,
               llama.dynatemp(s, t, rg, ex))
+    # XTC: certain (probability 1) and by the coin of (seed, stream, step), steps 0..5
+    for prob, thr, keep, seed, stream in ((1.0, 0.1, 1, 0, 0), (1.0, 0.05, 1, 7, 0),
+                                          (1.0, 0.0, 1, 1, 0), (1.0, 0.2, 3, 2, 1),
+                                          (1.0, 0.6, 1, 3, 0), (0.5, 0.1, 1, 11, 2),
+                                          (0.5, 0.02, 2, 12, 0)):
+        for step in (range(6) if prob < 1 else (0,)):
+            toks = [1] * (2 + step)
+            stage("xtc", {"probability": prob, "threshold": thr, "min_keep": keep, "seed": seed,
+                          "stream": stream}, s,
+                  llama.xtc(s, prob, thr, keep, llama.xtc_coin(seed, stream, step)), toks, 2)
 
-# --- invalid parameters must be errors naming the stage ---
-for name, params in [("temperature", {"t": -1.0}), ("temperature", {"t": 0.0}),
-                     ("top_p", {"p": 1.5}), ("top_p", {"p": -0.1}), ("top_k", {"k": 0}),
-                     ("min_p", {"p": 2.0}), ("typical_p", {"mass": 0.0}),
-                     ("repetition_penalty", {"penalty": 0.0}), ("epsilon_cutoff", {"epsilon": 1.0}),
-                     ("top_n_sigma", {"n": 0.0}),
-                     ("temperature", {"t": 1.0, "dynatemp_range": -1.0, "dynatemp_exponent": 1.0}),
-                     ("dynatemp_exponent", {"t": 1.0, "dynatemp_range": 0.5,
-                                            "dynatemp_exponent": -1.0})]:
-    stage(name, params, FIXED["ties"], ("error", name))
+# --- invalid parameters must be errors naming the stage or the parameter ---
+XTC = {"probability": 1.0, "threshold": 0.1, "seed": 0, "stream": 0}
+DYN = {"t": 1.0, "dynatemp_range": 0.5, "dynatemp_exponent": 1.0}
+for name, params, named in [
+        ("temperature", {"t": -1.0}, "temperature"), ("temperature", {"t": 0.0}, "temperature"),
+        ("top_p", {"p": 1.5}, "top_p"), ("top_p", {"p": -0.1}, "top_p"), ("top_k", {"k": 0}, "top_k"),
+        ("min_p", {"p": 2.0}, "min_p"), ("typical_p", {"mass": 0.0}, "typical_p"),
+        ("repetition_penalty", {"penalty": 0.0}, "repetition_penalty"),
+        ("epsilon_cutoff", {"epsilon": 1.0}, "epsilon_cutoff"),
+        ("top_n_sigma", {"n": 0.0}, "top_n_sigma"),
+        ("temperature", dict(DYN, dynatemp_range=-1.0), "dynatemp_range"),
+        ("temperature", dict(DYN, dynatemp_exponent=-1.0), "dynatemp_exponent"),
+        ("xtc", dict(XTC, probability=1.5), "xtc_probability"),
+        ("xtc", dict(XTC, threshold=-0.1), "xtc_threshold")]:
+    stage(name, params, FIXED["ties"], ("error", named))
 # A warper given NaN must refuse instead of sorting garbage.
 stage("top_p", {"p": 0.9}, NANS, ("error", "top_p"))
 
@@ -153,17 +168,18 @@ PRESETS = {
     "hf": ["sequence_bias", "repetition_penalty", "presence_penalty", "frequency_penalty",
            "no_repeat_ngram_size", "bad_words_ids", "min_length", "min_new_tokens",
            "remove_invalid_values", "suppress_tokens", "temperature", "top_n_sigma", "top_k",
-           "top_p", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff"],
+           "top_p", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "xtc"],
     # vLLM: penalties, then temperature, min-p, top-k/top-p
     "vllm": ["bad_words_ids", "min_length", "min_new_tokens", "sequence_bias", "repetition_penalty",
              "frequency_penalty", "presence_penalty", "no_repeat_ngram_size", "suppress_tokens",
              "remove_invalid_values", "temperature", "top_n_sigma", "min_p", "top_k", "top_p",
-             "typical_p", "epsilon_cutoff", "eta_cutoff"],
+             "typical_p", "epsilon_cutoff", "eta_cutoff", "xtc"],
     # llama.cpp: penalties, top-k, typical, top-p, min-p, temperature last
     "llama.cpp": ["sequence_bias", "bad_words_ids", "min_length", "min_new_tokens",
                   "suppress_tokens", "repetition_penalty", "frequency_penalty", "presence_penalty",
                   "no_repeat_ngram_size", "remove_invalid_values", "top_n_sigma", "top_k",
-                  "typical_p", "top_p", "min_p", "epsilon_cutoff", "eta_cutoff", "temperature"],
+                  "typical_p", "top_p", "min_p", "epsilon_cutoff", "eta_cutoff", "xtc",
+                  "temperature"],
 }
 
 
@@ -199,6 +215,10 @@ def ref_chain(s, cfg, toks, prompt_len):
             s = hf.min_p(s, cfg["min_p"])
         elif name == "typical_p" and cfg.get("typical_p", 1.0) < 1.0:
             s = hf.typical_p(s, cfg["typical_p"])
+        elif name == "xtc" and cfg.get("xtc_probability", 0.0) > 0 and \
+                cfg.get("xtc_threshold", 0.1) <= 0.5:
+            s = llama.xtc(s, cfg["xtc_probability"], cfg.get("xtc_threshold", 0.1), 1,
+                          llama.xtc_coin(cfg.get("seed", 0), 0, len(gen)))
         else:
             continue
         applied.append(name)
@@ -232,6 +252,10 @@ for preset in ("hf", "vllm", "llama.cpp"):
         # llama.cpp's top-n-sigma and dynamic temperature in each preset's place
         chain(dict(cfg, top_k=0, top_n_sigma=1.5, dynatemp_range=0.4, dynatemp_exponent=1.5),
               s, toks, 5)
+        # XTC last among the truncations (before temperature in llama.cpp's)
+        chain(dict(cfg, top_k=0, top_p=1.0, min_p=0.0, xtc_probability=1.0, xtc_threshold=0.05),
+              s, toks, 5)
+        chain(dict(cfg, top_k=0, xtc_probability=0.5, xtc_threshold=0.02, seed=9), s, toks, 5)
 
 # --- sampling rule, greedy, generator, scoring ---
 for vname, s in VECTORS.items():

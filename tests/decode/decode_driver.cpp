@@ -31,6 +31,7 @@
 #include "decode/top_n_sigma.h"
 #include "decode/top_p.h"
 #include "decode/typical_p.h"
+#include "decode/xtc.h"
 
 using nlohmann::json;
 using namespace ls::decode;
@@ -80,6 +81,10 @@ std::unique_ptr<LogitsProcessor> make_stage(const json& c, std::int32_t vocab) {
                                                 p.at("dynatemp_exponent").get<double>());
   if (stage == "temperature") return std::make_unique<Temperature>(p.at("t").get<double>());
   if (stage == "top_n_sigma") return std::make_unique<TopNSigma>(p.at("n").get<double>());
+  if (stage == "xtc")
+    return std::make_unique<Xtc>(p.at("probability").get<double>(), p.at("threshold").get<double>(),
+                                 keep, p.at("seed").get<std::uint64_t>(),
+                                 p.at("stream").get<int>());
   if (stage == "repetition_penalty")
     return std::make_unique<RepetitionPenalty>(p.at("penalty").get<double>());
   if (stage == "presence_penalty")

@@ -7,8 +7,15 @@ arithmetic in float64, results cast back to float32.
   top_n_sigma(s, n): keep scores >= max - n * std, mean and population std over the candidates.
   dynatemp(s, t, range, exponent): T' = max(0, t - range) + (t + range - max(0, t - range)) *
     (H / log(count)) ** exponent, H the entropy of the candidates' softmax; scores / T' (T' = 0:
-    only the best candidate, the lowest id among equals)."""
+    only the best candidate, the lowest id among equals).
+  xtc(s, probability, threshold, min_keep, coin): when coin <= probability and threshold <= 0.5,
+    the candidates with softmax probability >= threshold, if two or more and min_keep would
+    remain, all lose but the last of them by (score desc, id asc). xtc_coin(seed, stream, step)
+    restates logitscope's counter-based coin (splitmix64, see src/decode/xtc.h); llama.cpp
+    draws its own from a seeded std::mt19937."""
 import numpy as np
+
+from hf_formulas import splitmix64
 
 F32 = np.float32
 NEG_INF = -np.inf
@@ -23,6 +30,30 @@ def top_n_sigma(s, n):
     cut = x.max() - n * np.sqrt(np.mean((x - x.mean()) ** 2))
     out = s.copy()
     out[s.astype(np.float64) < cut] = NEG_INF
+    return out
+
+
+def xtc_coin(seed, stream, step):
+    x = seed ^ int.from_bytes(b"xtc-coin", "big")
+    x = splitmix64(x)[1] ^ stream
+    x = splitmix64(x)[1] ^ step
+    return (splitmix64(x)[1] >> 11) * 2.0 ** -53
+
+
+def xtc(s, probability, threshold, min_keep, coin):
+    s = np.asarray(s, dtype=F32)
+    out = s.copy()
+    if probability <= 0 or threshold > 0.5 or coin > probability:
+        return out
+    live = np.flatnonzero(s > NEG_INF)
+    x = s[live].astype(np.float64)
+    p = np.exp(x - x.max())
+    p /= p.sum()
+    above = [int(i) for i, q in zip(live, p) if q >= threshold]
+    if len(above) < 2 or len(live) - (len(above) - 1) < min_keep:
+        return out
+    above.sort(key=lambda i: (-float(s[i]), i))
+    out[above[:-1]] = NEG_INF
     return out
 
 

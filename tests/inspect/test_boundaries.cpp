@@ -52,7 +52,7 @@ struct Step {
 };
 
 std::int32_t choose(const Step& s, const decode::GenerationConfig& c) {
-  decode::Sampler sampler(c, decode::decode_mode(c), kVocab, decode::Rng(0));
+  decode::Sampler sampler(c, decode::decode_mode(c), kVocab, c.seed.value_or(0));
   decode::ChoiceOptions how;
   how.draw = s.draw;
   how.accept = false;

@@ -18,6 +18,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "decode"))
+import hf_formulas as hf  # noqa: E402
 import llama_formulas as llama  # noqa: E402
 from server_util import CHAT, COMP, Checker, Server, collect_stream, obj, run_main
 
@@ -66,8 +67,8 @@ def check_ranked(label, got, row, token):
             got.get("rank") == want or near_tie(row, token), got)
 
 
-def kept(s, body):
-    r = s.post(CHAT, {**body, "logitscope": {"keep": True}})
+def kept(s, body, path=CHAT):
+    r = s.post(path, {**body, "logitscope": {"keep": True}})
     j = obj(r)
     gen = j["logitscope"]["header"]["generation"]
     g = obj(s.get(f"/v1/logitscope/generations/{gen}"))
@@ -124,17 +125,27 @@ def test_processed(s):
 
 
 def test_llama_samplers(s):
-    """llama-server's top_n_sigma and dynamic temperature, seen through processed logprobs: the
-    named tokens' logprob after the chain (hf order: temperature, then top_n_sigma) against
-    tests/decode/llama_formulas.py; a token the chain removed reads -9999."""
+    """llama-server's top_n_sigma, dynamic temperature, typical_p and XTC, seen through processed
+    logprobs: the named tokens' logprob after the chain (hf order: temperature, top_n_sigma,
+    typical_p, xtc) against tests/decode/{hf,llama}_formulas.py; a removed token reads -9999.
+    On completions with a token prompt, where the tiny model's distribution is wide (after the
+    chat template it is nearly one-hot); the named tokens include the first step's 10 best."""
+    prompt = [785, 3974, 13876]
+    first = cli_rows(prompt)[-1]
+    named = NAMED + [int(t) for t in np.argsort(-first, kind="stable")[:10] if t not in NAMED]
     for extra in ({"top_n_sigma": 1.0}, {"dynatemp_range": 0.5, "dynatemp_exponent": 2},
-                  {"top_n_sigma": 2.0, "dynatemp_range": 0.3}):
-        body = {**CHAT_BODY, "temperature": 0.8, "repetition_penalty": 1, "seed": 5, "top_p": 1,
-                "top_k": 0, "min_p": 0, "logprobs_mode": "processed", **extra}
-        body.pop("prompt_logprobs")
-        j, prompt, tokens = kept(s, body)
+                  {"top_n_sigma": 2.0, "dynatemp_range": 0.3}, {"typical_p": 0.8},
+                  {"xtc_probability": 1.0, "xtc_threshold": 0.005},
+                  {"xtc_probability": 0.5, "xtc_threshold": 0.005, "dynatemp_range": 0.2, "seed": 3}):
+        # (seed 3's coins: 0.14, 0.75, 0.51, 0.6, 0.29: XTC acts at steps 0 and 4)
+        body = {"prompt": prompt, "max_tokens": 5, "logprobs": 1, "temperature": 0.8,
+                "repetition_penalty": 1,
+                "seed": 5, "top_p": 1, "top_k": 0, "min_p": 0, "logprobs_mode": "processed",
+                "token_ids_logprob": named, **extra}
+        j, prompt, tokens = kept(s, body, COMP)
         rows = cli_rows(prompt + tokens)
-        for k, entry in enumerate(j["choices"][0]["logprobs"]["content"]):
+        removed = 0
+        for k, entry in enumerate(j["choices"][0]["logprobs"]["token_ids_logprob"]):
             row = rows[len(prompt) - 1 + k].astype(np.float32)
             if "dynatemp_range" in extra:
                 row = llama.dynatemp(row, 0.8, extra["dynatemp_range"],
@@ -143,17 +154,25 @@ def test_llama_samplers(s):
                 row = (row.astype(np.float64) / 0.8).astype(np.float32)
             if "top_n_sigma" in extra:
                 row = llama.top_n_sigma(row, extra["top_n_sigma"])
+            if "typical_p" in extra:
+                row = hf.typical_p(row, extra["typical_p"])
+            if "xtc_probability" in extra:  # the coin of (seed, stream 0, step k)
+                row = llama.xtc(row, extra["xtc_probability"], extra["xtc_threshold"], 1,
+                                llama.xtc_coin(body["seed"], 0, k))
             live = row > -np.inf
             c.check(f"{extra} step {k}: the chosen token survives the chain",
                     bool(live[tokens[k]]), tokens[k])
             lp = np.full(len(row), -np.inf)
             lp[live] = log_softmax(row[live].astype(np.float64))
-            for n in entry["token_ids_logprob"]:
+            for n in entry:
                 want = lp[n["token_id"]]
                 ok = (n["logprob"] == -9999.0) if want == -np.inf else \
                     abs(n["logprob"] - want) <= TOL * 2
                 c.check(f"{extra} step {k} token {n['token_id']}: processed logprob "
                         f"{n['logprob']} = numpy {want:.6f}", ok, n)
+                removed += want == -np.inf
+        if "xtc_threshold" in extra or "top_n_sigma" in extra or "typical_p" in extra:
+            c.check(f"{extra}: the chain removed some of the named tokens", removed > 0, removed)
         settings = j["logitscope"]["header"]["settings"]
         c.check(f"{extra}: the settings report it, from the request",
                 all(settings[f] == {"value": v, "source": "request"} for f, v in extra.items()),
@@ -215,6 +234,9 @@ def test_errors(s):
         (CHAT, {**base, "top_n_sigma": 101}, "top_n_sigma"),
         (CHAT, {**base, "dynatemp_range": -0.1}, "dynatemp_range"),
         (CHAT, {**base, "dynatemp_exponent": "2"}, "dynatemp_exponent"),
+        (CHAT, {**base, "xtc_probability": 1.5}, "xtc_probability"),
+        (CHAT, {**base, "xtc_threshold": -1}, "xtc_threshold"),
+        (CHAT, {**base, "typical_p": 0}, "typical_p"),
     ]
     for path, body, field in cases:
         r = s.post(path, body)

@@ -238,7 +238,8 @@ def test_refused_fields(s):
         (COMP, "guided_json", {"type": "object"}, True), (COMP, "guided_choice", ["a", "b"], True),
         (COMP, "mirostat", 2, True), (COMP, "mirostat", 0, False),
         (COMP, "repeat_penalty", 1.1, True), (COMP, "repeat_penalty", 1.0, False),
-        (COMP, "typical_p", 0.9, True), (COMP, "dry_multiplier", 0.8, True),
+        (COMP, "tfs_z", 0.9, True), (COMP, "dry_multiplier", 0.8, True),
+        (COMP, "typical_p", 0.9, False), (COMP, "xtc_probability", 0.5, False),
         (CHAT, "user", "someone", False), (CHAT, "metadata", {"a": "b"}, False),
         (COMP, "cache_prompt", True, False),
     ]
