@@ -205,6 +205,7 @@ class SamplingRun final : public RunState {
       if (update.stopped) {
         s.result.message =
             fmt::format("the text contains the stop string \"{}\"", sanitize_utf8(update.stop));
+        s.result.stop = update.stop;
         return finish(s, FinishReason::stop_string);
       }
     }

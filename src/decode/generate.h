@@ -33,6 +33,7 @@ struct GenerationResult {
   std::string text;                  // what was printed: no EOS text, no stop string or after
   FinishReason finish = FinishReason::length;
   std::string message;           // why it stopped, in words
+  std::string stop;              // the stop string that ended it (finish stop_string), else ""
   double logprob = 0;            // sum of raw (model) logprobs of `tokens`
   double processed_logprob = 0;  // sum of logprobs under the distributions sampled from
   double score = 0;              // beam search: length-penalised score; else = logprob

@@ -299,6 +299,7 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
             if (!d.content.empty()) add_content(index, d.content, chunks);
           }
           c.finish = finish_reason(e.reason, !c.calls.empty());
+          c.stop = e.stop;
           if (request_.stream) {
             json choice = {
                 {"index", index}, {"logprobs", take_logprobs(c)}, {"finish_reason", c.finish}};

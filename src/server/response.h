@@ -31,6 +31,8 @@ class ResponseBuilder {
   const std::optional<std::string>& error() const { return error_; }
   std::size_t completion_tokens() const;
   std::size_t first_token_count() const { return tokens_seen_; }  // tokens so far (TTFT)
+  // The stop string that ended choice `index` ("" when none did: EOS, length, a tool call).
+  const std::string& stop_string(std::size_t index) const { return choices_.at(index).stop; }
 
   nlohmann::json response() const;     // the whole non-streamed object
   nlohmann::json usage_chunk() const;  // the include_usage chunk
@@ -45,6 +47,7 @@ class ResponseBuilder {
     std::optional<chat::ReasoningSplitter> reasoning_splitter;
     std::string reasoning;  // reasoning_content (thinking templates)
     std::string finish;
+    std::string stop;  // the stop string that ended it, if one did
     std::size_t tokens = 0;
     std::size_t text_chars = 0;  // code points so far (legacy text_offset)
   };

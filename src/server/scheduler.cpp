@@ -272,8 +272,8 @@ void Scheduler::admit() {
     o.on_finish = [job](int choice, const decode::GenerationResult& result) {
       // Before the client can learn of the end: a kept generation reads finished at once.
       if (job->job.keep) job->job.keep->finish();
-      job->channel->push(job->index,
-                         FinishEvent{choice, result.finish, result.message, result.tokens.size()});
+      job->channel->push(job->index, FinishEvent{choice, result.finish, result.message,
+                                                 result.tokens.size(), result.stop});
     };
     o.on_token = [this, job](int choice, const decode::TokenChoice& c) {
       const Job& j = job->job;

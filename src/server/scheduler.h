@@ -88,6 +88,7 @@ struct FinishEvent {
   decode::FinishReason reason = decode::FinishReason::length;
   std::string message;
   std::size_t tokens = 0;  // generated, EOS included
+  std::string stop;        // the stop string that ended it (reason stop_string), else ""
 };
 struct ErrorEvent {
   std::string message;
