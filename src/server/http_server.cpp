@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "server/anthropic_request.h"
+#include "server/anthropic_response.h"
 #include "server/connections.h"
 #include "server/inside.h"
 #include "server/microscope.h"
@@ -65,10 +67,17 @@ json error_json(const std::string& message, const std::string& type, const std::
             {"code", code.empty() ? json(nullptr) : json(code)}}}};
 }
 
-void send_error(httplib::Response& res, const ApiError& e) {
+// The Messages routes answer errors in Anthropic's shape, every other route in OpenAI's.
+bool anthropic_route(const std::string& path) {
+  return path.rfind("/v1/messages", 0) == 0;
+}
+
+void send_error(httplib::Response& res, const ApiError& e, bool anthropic = false) {
   res.status = e.status;
   if (e.status == 503) res.set_header("Retry-After", "1");
-  res.set_content(dump(error_json(e.what(), e.type, e.param, e.code)), "application/json");
+  res.set_content(dump(anthropic ? anthropic_error(e.status, e.what())
+                                 : error_json(e.what(), e.type, e.param, e.code)),
+                  "application/json");
 }
 
 void send_json(httplib::Response& res, const json& j) {
@@ -143,16 +152,21 @@ void widen_backlog(int port) {
   }
 }
 
-// Runs a handler body, turning ApiError and other failures into OpenAI error objects.
+// Runs a handler body, turning ApiError and other failures into OpenAI (or Anthropic) errors.
 template <typename F>
-void guarded(httplib::Response& res, F&& body) {
+void guarded(httplib::Response& res, bool anthropic, F&& body) {
   try {
     body();
   } catch (const ApiError& e) {
-    send_error(res, e);
+    send_error(res, e, anthropic);
   } catch (const std::exception& e) {
-    send_error(res, ApiError(500, e.what(), "", "internal_error", "server_error"));
+    send_error(res, ApiError(500, e.what(), "", "internal_error", "server_error"), anthropic);
   }
+}
+
+template <typename F>
+void guarded(httplib::Response& res, F&& body) {
+  guarded(res, false, std::forward<F>(body));
 }
 
 // One generation in flight: the parsed request, its responses and its events.
@@ -263,8 +277,18 @@ void HttpServer::routes() {
     if (auth.size() >= 7 && strncasecmp(auth.c_str(), "bearer ", 7) == 0 &&
         std::string_view(auth).substr(7) == options_.api_key)
       return httplib::Server::HandlerResponse::Unhandled;
-    send_error(res, ApiError(401, "a valid API key is required: Authorization: Bearer KEY", "",
-                             "invalid_api_key"));
+    // Anthropic's clients send the key as x-api-key.
+    const bool anthropic = anthropic_route(req.path);
+    if (anthropic && req.has_header("x-api-key") &&
+        req.get_header_value("x-api-key") == options_.api_key)
+      return httplib::Server::HandlerResponse::Unhandled;
+    send_error(res,
+               ApiError(401,
+                        anthropic ? "a valid API key is required: x-api-key: KEY or "
+                                    "Authorization: Bearer KEY"
+                                  : "a valid API key is required: Authorization: Bearer KEY",
+                        "", "invalid_api_key"),
+               anthropic);
     return httplib::Server::HandlerResponse::Handled;
   });
   // Errors httplib raises itself (no route, body too large) get an OpenAI error object too.
@@ -287,6 +311,11 @@ void HttpServer::routes() {
                                    "not_found"));
         } else {
           send_error(res, ApiError(res.status, fmt::format("HTTP {}", res.status), "", ""));
+        }
+        if (anthropic_route(req.path)) {  // the same error in Anthropic's shape
+          const json e = json::parse(res.body);
+          res.set_content(dump(anthropic_error(res.status, e["error"]["message"])),
+                          "application/json");
         }
         return httplib::Server::HandlerResponse::Handled;
       }));
@@ -311,11 +340,16 @@ void HttpServer::routes() {
     res.set_content(metrics_.render(scheduler_.stats()), "text/plain; version=0.0.4");
   });
   on_post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    generate(req, res, true);
+    generate(req, res, Api::chat);
   });
   on_post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    generate(req, res, false);
+    generate(req, res, Api::completions);
   });
+  on_post("/v1/messages", [this](const httplib::Request& req, httplib::Response& res) {
+    generate(req, res, Api::messages);
+  });
+  on_post("/v1/messages/count_tokens",
+          [this](const httplib::Request& req, httplib::Response& res) { count_tokens(req, res); });
   on_post("/tokenize",
           [this](const httplib::Request& req, httplib::Response& res) { tokenize(req, res); });
   on_post("/detokenize",
@@ -471,25 +505,35 @@ void HttpServer::apply_template(const httplib::Request& req, httplib::Response& 
   });
 }
 
-void HttpServer::generate(const httplib::Request& req, httplib::Response& res, bool chat) {
-  guarded(res, [&] {
+void HttpServer::count_tokens(const httplib::Request& req, httplib::Response& res) {
+  guarded(res, true, [&] {
+    parse_body(req);  // the JSON error messages; then again with keys in written order
+    const auto body = nlohmann::ordered_json::parse(req.body);
+    send_json(res, {{"input_tokens", count_message_tokens(body, limits_)}});
+  });
+}
+
+void HttpServer::generate(const httplib::Request& req, httplib::Response& res, Api api) {
+  const bool anthropic = api == Api::messages;
+  guarded(res, anthropic, [&] {
     metrics_.request_received();
     if (shutting_down_)
       throw ApiError(503, "the server is shutting down", "", "overloaded", "server_error");
     const json body = parse_body(req);
     // Schemas are generated in the order their properties were written: parsed again, keys
-    // kept in order, only when a request has one.
+    // kept in order, only when a request has one (a Messages request is translated whole).
     nlohmann::ordered_json written;
-    const bool ordered =
-        body.contains("response_format") || body.contains("json_schema") || body.contains("tools");
+    const bool ordered = anthropic || body.contains("response_format") ||
+                         body.contains("json_schema") || body.contains("tools");
     if (ordered) written = nlohmann::ordered_json::parse(req.body, nullptr, false);
     const nlohmann::ordered_json* w = ordered && written.is_object() ? &written : nullptr;
-    ParsedRequest parsed =
-        chat ? parse_chat_request(body, limits_, w) : parse_completion_request(body, limits_, w);
+    ParsedRequest parsed = anthropic          ? parse_messages_request(written, limits_)
+                           : api == Api::chat ? parse_chat_request(body, limits_, w)
+                                              : parse_completion_request(body, limits_, w);
     if (parsed.keep)
       parsed.jobs[0].keep = store_.create(parsed.jobs[0].prompt, parsed.jobs[0].config);
-    auto g = std::make_shared<Generation>(
-        std::move(parsed), model_, random_id(chat ? "chatcmpl-" : "cmpl-"), limits_.served_name);
+    const std::string id = random_id(anthropic ? "msg_" : api == Api::chat ? "chatcmpl-" : "cmpl-");
+    auto g = std::make_shared<Generation>(std::move(parsed), model_, id, limits_.served_name);
     if (!scheduler_.submit(g->request.jobs, g->channel))
       throw ApiError(503, "the server is at capacity (running and queued requests); retry later",
                      "", "overloaded", "server_error");
@@ -515,19 +559,31 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
       finished();
       if (g->builder.error())
         throw ApiError(500, *g->builder.error(), "", "internal_error", "server_error");
-      send_json(res, g->builder.response());
+      send_json(res, anthropic
+                         ? anthropic_message(g->builder.response(), id, g->builder.stop_string(0))
+                         : g->builder.response());
       return;
     }
     res.set_header("Cache-Control", "no-cache");
     ++open_streams_;
+    // Anthropic's events are made from the chat chunks.
+    auto events = anthropic ? std::make_shared<MessagesStream>(id, limits_.served_name) : nullptr;
     res.set_chunked_content_provider(
         "text/event-stream",
-        [g, finished](std::size_t, httplib::DataSink& sink) {
+        [g, finished, events](std::size_t, httplib::DataSink& sink) {
           std::vector<json> chunks;
           g->pump(std::chrono::milliseconds(100), chunks);
           std::string out;
-          for (const auto& c : chunks) out += "data: " + dump(c) + "\n\n";
-          if (g->builder.done()) {
+          if (events) {
+            const json usage = g->builder.usage_chunk()["usage"];
+            out = events->events(chunks, usage);
+            if (g->builder.done())
+              out += g->builder.error() ? MessagesStream::error(*g->builder.error())
+                                        : events->finish(usage, g->builder.stop_string(0));
+          } else {
+            for (const auto& c : chunks) out += "data: " + dump(c) + "\n\n";
+          }
+          if (!events && g->builder.done()) {
             if (g->builder.error()) {
               out += "data: " +
                      dump(error_json(*g->builder.error(), "server_error", "", "internal_error")) +

@@ -1,7 +1,7 @@
 // The HTTP front of `logitscope serve` on cpp-httplib: routes (docs/server-api.md), the API key,
-// body limits, OpenAI error objects, and SSE streaming. Each generation request becomes scheduler
-// jobs; its handler thread turns their events into a response or a stream of chunks, and a
-// client that goes away cancels its jobs.
+// body limits, OpenAI error objects (Anthropic's on /v1/messages), and SSE streaming. Each
+// generation request becomes scheduler jobs; its handler thread turns their events into a response
+// or a stream of chunks, and a client that goes away cancels its jobs.
 #pragma once
 
 #include <atomic>
@@ -54,7 +54,9 @@ class HttpServer {
 
  private:
   void routes();
-  void generate(const httplib::Request& req, httplib::Response& res, bool chat);
+  enum class Api { chat, completions, messages };  // OpenAI chat / completions, Anthropic
+  void generate(const httplib::Request& req, httplib::Response& res, Api api);
+  void count_tokens(const httplib::Request& req, httplib::Response& res);
   void tokenize(const httplib::Request& req, httplib::Response& res);
   void detokenize(const httplib::Request& req, httplib::Response& res);
   void apply_template(const httplib::Request& req, httplib::Response& res);
