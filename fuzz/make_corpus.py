@@ -344,6 +344,50 @@ def request_seeds():
     write("request", "truncated.json", '{"messages": [{"role": "user", "content": "Hel')
 
 
+def messages_seeds():
+    """fuzz_messages: Anthropic Messages bodies (POST /v1/messages, count_tokens)."""
+    tool = {"name": "get_weather", "description": "d",
+            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    call = {"role": "assistant", "content": [
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}]}
+    user = [{"role": "user", "content": "Hello"}]
+    bodies = {
+        "min.json": {"model": "tiny", "max_tokens": 4, "messages": user},
+        "system_blocks.json": {"max_tokens": 4, "system": [{"type": "text", "text": "Be brief."}],
+                               "messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
+                                                                         {"type": "text", "text": "b"}]}],
+                               "temperature": 0.5, "top_p": 0.9, "top_k": 5, "stop_sequences": ["x", "y"],
+                               "metadata": {"user_id": "u"}, "stream": True},
+        "tool_round_trip.json": {"max_tokens": 4, "tools": [tool], "tool_choice": {"type": "auto"}, "messages": [
+            {"role": "user", "content": "Weather in Paris?"}, call,
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "20 C"},
+                {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
+                 "content": [{"type": "text", "text": "again"}]},
+                {"type": "text", "text": "Thanks"}]}]},
+        "forced_tool.json": {"max_tokens": 16, "tools": [tool], "messages": user,
+                             "tool_choice": {"type": "tool", "name": "get_weather",
+                                             "disable_parallel_tool_use": True}},
+        "any_tool.json": {"max_tokens": 16, "tools": [tool], "messages": user, "tool_choice": {"type": "any"}},
+        "extensions.json": {"max_tokens": 4, "messages": user, "seed": 3, "repetition_penalty": 1.5,
+                            "thinking": {"type": "disabled"}, "logitscope": {"trace": 2}},
+        # near-valid
+        "no_max_tokens.json": {"messages": user},
+        "thinking_enabled.json": {"max_tokens": 4, "messages": user,
+                                  "thinking": {"type": "enabled", "budget_tokens": 1024}},
+        "orphan_tool_result.json": {"max_tokens": 4, "messages": [
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9"}]}]},
+        "image_block.json": {"max_tokens": 4, "messages": [
+            {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "data": ""}}]}]},
+        "prefill.json": {"max_tokens": 4, "messages": user + [{"role": "assistant", "content": "Sure"}]},
+        "server_tool.json": {"max_tokens": 4, "messages": user,
+                             "tools": [{"type": "web_search_20250305", "name": "web_search"}]},
+    }
+    for name, body in bodies.items():
+        write("messages", name, json.dumps(body, ensure_ascii=False))
+
+
 def grammar_seeds():
     """fuzz_grammar: first byte even = GBNF text, odd = a JSON Schema."""
     gbnf = {
@@ -392,6 +436,7 @@ def main():
         tokenize_seeds()
         template_seeds(a.tokenizer_dir)
         request_seeds()
+        messages_seeds()
         grammar_seeds()
     finally:
         shutil.rmtree(work)
