@@ -24,6 +24,14 @@ std::size_t count(const json& usage, const char* key) {
              : 0;
 }
 
+// The string at `key` when it is a non-empty one (json::empty() is false for every string).
+const std::string* text_at(const json& obj, const char* key) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+    return nullptr;
+  return &it->get_ref<const std::string&>();
+}
+
 }  // namespace
 
 std::string anthropic_error_type(int status) {
@@ -81,9 +89,9 @@ json anthropic_message(const json& chat, const std::string& id, const std::strin
   const json& choice = chat.at("choices").at(0);
   const json& message = choice.at("message");
   json content = json::array();
-  if (const auto r = message.find("reasoning_content"); r != message.end() && r->is_string())
+  if (const std::string* r = text_at(message, "reasoning_content"))
     content.push_back({{"type", "thinking"}, {"thinking", *r}, {"signature", ""}});
-  if (const auto c = message.find("content"); c != message.end() && c->is_string() && !c->empty())
+  if (const std::string* c = text_at(message, "content"))
     content.push_back({{"type", "text"}, {"text", *c}});
   if (const auto calls = message.find("tool_calls"); calls != message.end())
     for (const json& call : *calls)
@@ -147,8 +155,7 @@ std::string MessagesStream::events(const std::vector<json>& chunks, const json& 
     if (choices == chunk.end() || !choices->is_array() || choices->empty()) continue;
     const json& choice = (*choices)[0];
     const json delta = choice.value("delta", json::object());
-    if (const auto r = delta.find("reasoning_content");
-        r != delta.end() && r->is_string() && !r->empty()) {
+    if (const std::string* r = text_at(delta, "reasoning_content")) {
       if (open_ != Block::thinking)
         start(Block::thinking, {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}}, out);
       out +=
@@ -156,7 +163,7 @@ std::string MessagesStream::events(const std::vector<json>& chunks, const json& 
                                       {"index", index_},
                                       {"delta", {{"type", "thinking_delta"}, {"thinking", *r}}}});
     }
-    if (const auto c = delta.find("content"); c != delta.end() && c->is_string() && !c->empty()) {
+    if (const std::string* c = text_at(delta, "content")) {
       if (open_ != Block::text) start(Block::text, {{"type", "text"}, {"text", ""}}, out);
       out += sse("content_block_delta", {{"type", "content_block_delta"},
                                          {"index", index_},

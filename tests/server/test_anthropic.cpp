@@ -153,6 +153,8 @@ TEST_F(AnthropicTest, SamePromptAsTheChatRouteAndCountTokensAgrees) {
                           {"tools", kTools},
                           {"temperature", 0},
                           {"top_k", 5},
+                          {"top_n_sigma", 1.5},
+                          {"dynatemp_range", 0.25},
                           {"stop_sequences", {"a", "b", "c", "d", "e"}},
                           {"metadata", {{"user_id", "u"}}}});
   const ParsedRequest m = parse_messages_request(b, limits());
@@ -168,6 +170,8 @@ TEST_F(AnthropicTest, SamePromptAsTheChatRouteAndCountTokensAgrees) {
   EXPECT_EQ(8, cfg.max_new_tokens);
   EXPECT_EQ(0.0, cfg.temperature);
   EXPECT_EQ(5, cfg.top_k);
+  EXPECT_EQ(1.5, cfg.top_n_sigma);  // the chat route's extensions pass through
+  EXPECT_EQ(0.25, cfg.dynatemp_range);
   EXPECT_EQ((std::vector<std::string>{"a", "b", "c", "d", "e"}), cfg.stop_strings);  // > 4
   EXPECT_EQ(nullptr, cfg.constraint);
   EXPECT_FALSE(m.stream);
@@ -428,6 +432,39 @@ TEST_F(AnthropicTest, TextReplyAsMessageAndEvents) {
   EXPECT_EQ(nullptr, eos["stop_sequence"]);
 }
 
+// The content blocks rebuilt from a stream's events, as a client accumulates them; each block
+// started, stopped, with increasing indexes, and message_delta's stop_reason tool_use.
+json streamed_blocks(const std::string& events) {
+  json blocks = json::array();
+  std::vector<std::string> partial;
+  int open = -1;
+  for (const auto& [name, data] : parse_sse(events)) {
+    if (name == "content_block_start") {
+      EXPECT_EQ(-1, open);
+      open = data["index"];
+      EXPECT_EQ(static_cast<int>(blocks.size()), open);
+      blocks.push_back(data["content_block"]);
+      partial.emplace_back();
+    } else if (name == "content_block_delta") {
+      EXPECT_EQ(open, data["index"]);
+      if (open < 0) continue;
+      const json& d = data["delta"];
+      if (d["type"] == "text_delta")
+        blocks[open]["text"] =
+            blocks[open]["text"].get<std::string>() + d["text"].get<std::string>();
+      if (d["type"] == "input_json_delta") partial[open] += d["partial_json"].get<std::string>();
+    } else if (name == "content_block_stop") {
+      EXPECT_EQ(open, data["index"]);
+      if (open < 0) continue;
+      if (blocks[open]["type"] == "tool_use") blocks[open]["input"] = json::parse(partial[open]);
+      open = -1;
+    } else if (name == "message_delta") {
+      EXPECT_EQ("tool_use", data["delta"]["stop_reason"]);
+    }
+  }
+  return blocks;
+}
+
 TEST_F(AnthropicTest, ToolCallAsToolUseBlocksAndInputJsonDeltas) {
   const ParsedRequest r = parse_messages_request(body({{"tools", kTools}}), limits());
   const std::vector<std::string> pieces = {
@@ -448,33 +485,14 @@ TEST_F(AnthropicTest, ToolCallAsToolUseBlocksAndInputJsonDeltas) {
   EXPECT_EQ("tool_use", got.message["stop_reason"]);
 
   // Streamed: a text block, then one tool_use block per call whose input_json_delta pieces
-  // join into the same input; each block started, stopped, with increasing indexes.
-  json blocks = json::array();
-  std::vector<std::string> partial;
-  int open = -1;
-  for (const auto& [name, data] : parse_sse(got.events)) {
-    if (name == "content_block_start") {
-      EXPECT_EQ(-1, open);
-      open = data["index"];
-      EXPECT_EQ(static_cast<int>(blocks.size()), open);
-      blocks.push_back(data["content_block"]);
-      partial.emplace_back();
-    } else if (name == "content_block_delta") {
-      EXPECT_EQ(open, data["index"]);
-      const json& d = data["delta"];
-      if (d["type"] == "text_delta")
-        blocks[open]["text"] =
-            blocks[open]["text"].get<std::string>() + d["text"].get<std::string>();
-      if (d["type"] == "input_json_delta") partial[open] += d["partial_json"].get<std::string>();
-    } else if (name == "content_block_stop") {
-      EXPECT_EQ(open, data["index"]);
-      if (blocks[open]["type"] == "tool_use") blocks[open]["input"] = json::parse(partial[open]);
-      open = -1;
-    } else if (name == "message_delta") {
-      EXPECT_EQ("tool_use", data["delta"]["stop_reason"]);
-    }
-  }
-  EXPECT_EQ(c, blocks);
+  // join into the same input.
+  EXPECT_EQ(c, streamed_blocks(got.events));
+  // A call with no text before it: no text block, streamed or not (the chat stream's first
+  // delta holds an empty content).
+  const Reply bare = run(r, *model_, {pieces[1], pieces[2]}, decode::FinishReason::eos, "");
+  ASSERT_EQ(1u, bare.message["content"].size()) << bare.message.dump();
+  EXPECT_EQ("tool_use", bare.message["content"][0]["type"]);
+  EXPECT_EQ(bare.message["content"], streamed_blocks(bare.events));
 }
 
 TEST_F(AnthropicTest, ErrorShapes) {
