@@ -36,8 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)ls::server::parse_completion_request(body, limits());
     } catch (const ls::server::ApiError&) {
     } catch (const std::exception& e) {
-      ls::fuzz::finding(std::string(chat ? "chat" : "completion") + ": not an ApiError: " +
-                        e.what());
+      ls::fuzz::finding(std::string(chat ? "chat" : "completion") +
+                        ": not an ApiError: " + e.what());
     } catch (...) {
       ls::fuzz::finding("a non-std::exception escaped");
     }

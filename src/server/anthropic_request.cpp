@@ -1,8 +1,12 @@
-// Messages request checking and its translation to a chat request (see anthropic_request.h).
+// Messages request checking and its translation to a chat request (see anthropic_request.h):
+// each block and field checked under its Anthropic name, then parse_chat_request on the result,
+// its errors renamed back to the Messages fields; count_tokens renders the same prompt.
 #include "server/anthropic_request.h"
 
 #include <cmath>
+#include <cstdint>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 

@@ -1,5 +1,9 @@
-// Messages, stream events and errors in Anthropic's shapes (see anthropic_response.h).
+// Messages, stream events and errors in Anthropic's shapes (see anthropic_response.h): the
+// chat route's finished response and streamed chunks re-read into Anthropic's content blocks,
+// stop reasons and usage.
 #include "server/anthropic_response.h"
+
+#include <algorithm>
 
 #include "server/anthropic_request.h"
 
