@@ -282,13 +282,12 @@ void HttpServer::routes() {
     if (anthropic && req.has_header("x-api-key") &&
         req.get_header_value("x-api-key") == options_.api_key)
       return httplib::Server::HandlerResponse::Unhandled;
-    send_error(res,
-               ApiError(401,
-                        anthropic ? "a valid API key is required: x-api-key: KEY or "
-                                    "Authorization: Bearer KEY"
-                                  : "a valid API key is required: Authorization: Bearer KEY",
-                        "", "invalid_api_key"),
-               anthropic);
+    const char* how =
+        anthropic ? "x-api-key: KEY or Authorization: Bearer KEY" : "Authorization: Bearer KEY";
+    send_error(
+        res,
+        ApiError(401, fmt::format("a valid API key is required: {}", how), "", "invalid_api_key"),
+        anthropic);
     return httplib::Server::HandlerResponse::Handled;
   });
   // Errors httplib raises itself (no route, body too large) get an OpenAI error object too.
@@ -312,11 +311,10 @@ void HttpServer::routes() {
         } else {
           send_error(res, ApiError(res.status, fmt::format("HTTP {}", res.status), "", ""));
         }
-        if (anthropic_route(req.path)) {  // the same error in Anthropic's shape
-          const json e = json::parse(res.body);
-          res.set_content(dump(anthropic_error(res.status, e["error"]["message"])),
-                          "application/json");
-        }
+        if (anthropic_route(req.path))  // the same error in Anthropic's shape
+          res.set_content(
+              dump(anthropic_error(res.status, json::parse(res.body)["error"]["message"])),
+              "application/json");
         return httplib::Server::HandlerResponse::Handled;
       }));
   s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
