@@ -25,6 +25,11 @@ PATHS = {"model", "model_a", "model_b", "logits_file", "svg_file", "logits_files
 # best_kept_rank and the settings' grammar entry. Dropped from what is compared, so that the
 # recorded numbers still have to match to the last bit.
 ADDED = {"best_kept_rank"}
+# llama.cpp's samplers, added after the recording: their settings and their place in "order"
+# (each off here, so the chain and every number are unchanged).
+ADDED_STAGES = {"top_n_sigma", "xtc"}
+ADDED_SETTINGS = {"grammar", "top_n_sigma", "dynatemp_range", "dynatemp_exponent",
+                  "xtc_probability", "xtc_threshold"}
 
 G = ["--max-new-tokens", "10", "--json", "--top", "6", "--threads", "2"]
 PROMPT = ["--prompt", "Once upon a time"]
@@ -78,7 +83,10 @@ def normalize(value):
         out = {k: ("<path>" if k in PATHS else normalize(v))
                for k, v in value.items() if k not in VOLATILE and k not in ADDED}
         if isinstance(out.get("settings"), dict):
-            out["settings"].pop("grammar", None)
+            for key in ADDED_SETTINGS:
+                out["settings"].pop(key, None)
+        if isinstance(out.get("order"), list):
+            out["order"] = [s for s in out["order"] if s not in ADDED_STAGES]
         if out.get("seed_source") == "random":  # greedy and beam runs draw a seed they never use
             out["seed"] = "<random>"
         return out
