@@ -70,10 +70,11 @@ class SamplingRun final : public RunState {
         run_(std::move(run)),
         max_new_(max_new_tokens_for(job.config, job.prompt.size())),
         limit_(source.context_limit()) {
-    for (int i = 0; i < job.config.num_return_sequences; ++i) {
+    Rng stream(run_.seed);  // stream i: i jumps from Rng(seed), one more per sequence
+    for (int i = 0; i < job.config.num_return_sequences; ++i, stream.jump()) {
       Seq s{first_seq + i,
             std::vector<std::int32_t>(job.prompt.begin(), job.prompt.end()),
-            Sampler(job.config, run_.mode, source.vocab_size(), run_.seed, i),
+            Sampler(job.config, run_.mode, source.vocab_size(), run_.seed, i, 1, stream),
             TextStream(job.config.stop_strings),
             {}};
       s.result.message =

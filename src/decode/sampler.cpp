@@ -9,13 +9,14 @@
 namespace ls::decode {
 
 Sampler::Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size,
-                 std::uint64_t seed, int stream, int min_tokens_to_keep)
+                 std::uint64_t seed, int stream, int min_tokens_to_keep,
+                 std::optional<Rng> stream_rng)
     : mode_(mode),
       chain_(build_chain(config, {vocab_size,
                                   /*include_warpers=*/mode == DecodeMode::sample ||
                                       mode == DecodeMode::beam_sample,
                                   min_tokens_to_keep, seed, stream})),
-      rng_(Rng::stream(seed, stream)),
+      rng_(stream_rng ? *stream_rng : Rng::stream(seed, stream)),
       allow_invalid_(config.remove_invalid_values) {}
 
 Sampler Sampler::raw_argmax(std::int32_t vocab_size) {

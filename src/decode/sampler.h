@@ -45,8 +45,11 @@ class Sampler {
  public:
   // mode greedy or sample (beam modes use process() only). The sequence draws from random stream
   // `stream` of `seed` (Rng::stream), and so do its chain's random stages (XTC's coins).
+  // `stream_rng`, when given, is Rng::stream(seed, stream) already: a caller stepping through
+  // many streams jumps once per stream instead of `stream` times per sequence.
   Sampler(const GenerationConfig& config, DecodeMode mode, std::int32_t vocab_size,
-          std::uint64_t seed, int stream = 0, int min_tokens_to_keep = 1);
+          std::uint64_t seed, int stream = 0, int min_tokens_to_keep = 1,
+          std::optional<Rng> stream_rng = std::nullopt);
   // Greedy with no stages: the raw argmax (lowest id on ties), as the lab's continuations use.
   static Sampler raw_argmax(std::int32_t vocab_size);
 
