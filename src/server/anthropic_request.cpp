@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "server/body_fields.h"
+
 namespace ls::server {
 
 using nlohmann::json;
@@ -17,41 +19,16 @@ using ordered = nlohmann::ordered_json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw ApiError(400, message, param);
-}
-
-std::string type_name(const ordered& v) {
-  if (v.is_number_integer() || v.is_number_unsigned()) return "an integer";
-  if (v.is_number()) return "a number";
-  if (v.is_object()) return "an object";
-  if (v.is_array()) return "a list";
-  return std::string("a ") + v.type_name();
-}
-
-// The field, or null when absent or JSON null (both mean "not given").
-const ordered* field(const ordered& obj, const char* key) {
-  const auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
-const std::string& string(const ordered& v, const std::string& param) {
-  if (!v.is_string()) bad(param, fmt::format("'{}' must be a string, got {}", param, type_name(v)));
-  return v.get_ref<const std::string&>();
-}
+using body::bad;
+using body::field;
+using body::number;
+using body::string;
+using body::type_name;
 
 const ordered& required(const ordered& obj, const char* key, const std::string& param) {
   const ordered* v = field(obj, key);
   if (v == nullptr) bad(param, fmt::format("'{}' is required", param));
   return *v;
-}
-
-double number(const ordered& v, const std::string& param, double lo, double hi) {
-  if (!v.is_number()) bad(param, fmt::format("'{}' must be a number, got {}", param, type_name(v)));
-  const double d = v.get<double>();
-  if (!std::isfinite(d) || d < lo || d > hi)
-    bad(param, fmt::format("'{}' must be in [{}, {}], got {}", param, lo, hi, v.dump()));
-  return d;
 }
 
 // An integer >= lo (integral floats pass, as on the chat route); the value as written.

@@ -8,6 +8,7 @@
 
 #include <bit>
 #include <chrono>
+#include <optional>
 #include <random>
 #include <regex>
 #include <string_view>
@@ -21,6 +22,8 @@
 #include "server/connections.h"
 #include "server/inside.h"
 #include "server/microscope.h"
+#include "server/native_request.h"
+#include "server/native_response.h"
 #include "server/response.h"
 #include "server/side_by_side.h"
 
@@ -175,8 +178,15 @@ struct Generation {
       : request(std::move(r)),
         builder(request, model, std::move(id), std::move(name), unix_time()),
         channel(std::make_shared<JobChannel>()) {}
+  // llama-server's native API: its response shapes instead of OpenAI's.
+  Generation(NativeRequest r, const engine::LoadedModel& model, std::string id, std::string name,
+             int ctx)
+      : Generation(std::move(r.parsed), model, std::move(id), name) {
+    native.emplace(request, std::move(r.options), model, std::move(name), ctx);
+  }
   ParsedRequest request;
   ResponseBuilder builder;
+  std::optional<NativeResponse> native;
   std::shared_ptr<JobChannel> channel;
   Clock::time_point received = Clock::now();
   Clock::time_point first_token{};
@@ -185,10 +195,19 @@ struct Generation {
   // Applies waiting events; streamed chunks are appended to `chunks`.
   void pump(std::chrono::milliseconds timeout, std::vector<json>& chunks) {
     for (auto& [job, event] : channel->wait(timeout)) {
-      builder.apply(job, event, chunks);
-      if (first_token == Clock::time_point{} && builder.first_token_count() > 0)
-        first_token = Clock::now();
+      if (native)
+        native->apply(job, event, chunks);
+      else
+        builder.apply(job, event, chunks);
+      if (first_token == Clock::time_point{} && completion_tokens() > 0) first_token = Clock::now();
     }
+  }
+  bool done() const { return native ? native->done() : builder.done(); }
+  const std::optional<std::string>& error() const {
+    return native ? native->error() : builder.error();
+  }
+  std::size_t completion_tokens() const {
+    return native ? native->completion_tokens() : builder.first_token_count();
   }
   double seconds_since(Clock::time_point t) const {
     return std::chrono::duration<double>((t == Clock::time_point{} ? Clock::now() : t) - received)
@@ -343,6 +362,11 @@ void HttpServer::routes() {
   on_post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
     generate(req, res, Api::completions);
   });
+  // llama-server's native completion API, under both of its names.
+  for (const char* path : {"/completion", "/completions"})
+    on_post(path, [this](const httplib::Request& req, httplib::Response& res) {
+      generate(req, res, Api::native);
+    });
   on_post("/v1/messages", [this](const httplib::Request& req, httplib::Response& res) {
     generate(req, res, Api::messages);
   });
@@ -525,20 +549,27 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, A
                          body.contains("json_schema") || body.contains("tools");
     if (ordered) written = nlohmann::ordered_json::parse(req.body, nullptr, false);
     const nlohmann::ordered_json* w = ordered && written.is_object() ? &written : nullptr;
-    ParsedRequest parsed = anthropic          ? parse_messages_request(written, limits_)
-                           : api == Api::chat ? parse_chat_request(body, limits_, w)
-                                              : parse_completion_request(body, limits_, w);
-    if (parsed.keep)
-      parsed.jobs[0].keep = store_.create(parsed.jobs[0].prompt, parsed.jobs[0].config);
     const std::string id = random_id(anthropic ? "msg_" : api == Api::chat ? "chatcmpl-" : "cmpl-");
-    auto g = std::make_shared<Generation>(std::move(parsed), model_, id, limits_.served_name);
+    std::shared_ptr<Generation> g;
+    if (api == Api::native) {
+      g = std::make_shared<Generation>(parse_native_request(body, limits_, w), model_, id,
+                                       limits_.served_name, limits_.ctx);
+    } else {
+      ParsedRequest parsed = anthropic          ? parse_messages_request(written, limits_)
+                             : api == Api::chat ? parse_chat_request(body, limits_, w)
+                                                : parse_completion_request(body, limits_, w);
+      if (parsed.keep)
+        parsed.jobs[0].keep = store_.create(parsed.jobs[0].prompt, parsed.jobs[0].config);
+      g = std::make_shared<Generation>(std::move(parsed), model_, id, limits_.served_name);
+    }
     if (!scheduler_.submit(g->request.jobs, g->channel))
       throw ApiError(503, "the server is at capacity (running and queued requests); retry later",
                      "", "overloaded", "server_error");
     const auto finished = [this, g] {
       g->finished = true;
-      metrics_.request_finished(g->seconds_since(Clock::now()), g->seconds_since(g->first_token),
-                                g->builder.completion_tokens());
+      metrics_.request_finished(
+          g->seconds_since(Clock::now()), g->seconds_since(g->first_token),
+          g->native ? g->native->completion_tokens() : g->builder.completion_tokens());
     };
     if (!g->request.stream) {
       // A client that has gone cancels its request within a step or two: its sequences and KV
@@ -546,18 +577,18 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, A
       const int socket =
           connections_ != nullptr ? connections_->socket_of(req.remote_addr, req.remote_port) : -1;
       std::vector<json> ignored;
-      while (!g->builder.done()) {
+      while (!g->done()) {
         g->pump(std::chrono::milliseconds(100), ignored);
-        if (socket >= 0 && !g->builder.done() && peer_closed(socket)) {
+        if (socket >= 0 && !g->done() && peer_closed(socket)) {
           g->channel->cancel();
           metrics_.request_abandoned();
           return;
         }
       }
       finished();
-      if (g->builder.error())
-        throw ApiError(500, *g->builder.error(), "", "internal_error", "server_error");
-      send_json(res, anthropic
+      if (g->error()) throw ApiError(500, *g->error(), "", "internal_error", "server_error");
+      send_json(res, g->native ? g->native->response()
+                     : anthropic
                          ? anthropic_message(g->builder.response(), id, g->builder.stop_string(0))
                          : g->builder.response());
       return;
@@ -581,7 +612,13 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, A
           } else {
             for (const auto& c : chunks) out += "data: " + dump(c) + "\n\n";
           }
-          if (!events && g->builder.done()) {
+          if (g->native && g->done()) {
+            // llama-server ends its native stream with the final object, or an error event.
+            if (g->error())
+              out +=
+                  "error: " + dump(error_json(*g->error(), "server_error", "", "internal_error")) +
+                  "\n\n";
+          } else if (!events && g->builder.done()) {
             if (g->builder.error()) {
               out += "data: " +
                      dump(error_json(*g->builder.error(), "server_error", "", "internal_error")) +
@@ -595,14 +632,14 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, A
             g->channel->cancel();  // the client went away: free its sequences
             return false;
           }
-          if (g->builder.done()) {
+          if (g->done()) {
             finished();
             sink.done();
           }
           return true;
         },
         [this, g](bool) {
-          if (!g->builder.done()) g->channel->cancel();
+          if (!g->done()) g->channel->cancel();
           --open_streams_;
         });
   });

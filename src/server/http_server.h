@@ -54,7 +54,8 @@ class HttpServer {
 
  private:
   void routes();
-  enum class Api { chat, completions, messages };  // OpenAI chat / completions, Anthropic
+  // OpenAI chat / completions, Anthropic messages, llama-server native completion
+  enum class Api { chat, completions, messages, native };
   void generate(const httplib::Request& req, httplib::Response& res, Api api);
   void count_tokens(const httplib::Request& req, httplib::Response& res);
   void tokenize(const httplib::Request& req, httplib::Response& res);

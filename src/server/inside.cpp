@@ -7,6 +7,7 @@
 #include "engine/lens.h"
 #include "inspect/lens.h"
 #include "inspect/tree.h"
+#include "server/body_fields.h"
 
 namespace ls::server {
 
@@ -14,9 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& field, const std::string& message) {
-  throw ApiError(400, message, field);
-}
+using body::bad;
 
 std::optional<std::int32_t> token_field(const json& body, const char* name,
                                         const ServerLimits& limits) {

@@ -9,6 +9,7 @@
 
 #include "chat/reasoning.h"
 #include "decode/words.h"
+#include "server/body_fields.h"
 #include "server/refused_fields.h"
 #include "server/structured_output.h"
 
@@ -18,62 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& param, const std::string& message,
-                      const std::string& code = "invalid_value") {
-  throw ApiError(400, message, param, code);
-}
-
-std::string type_name(const json& v) {
-  if (v.is_number_integer() || v.is_number_unsigned()) return "an integer";
-  if (v.is_number()) return "a number";
-  return std::string(v.type_name() == std::string("object") ? "an object" : "a ") +
-         (v.is_object() ? "" : v.type_name());
-}
-
-// The field, or null when absent or JSON null (OpenAI treats both as "not given").
-const json* field(const json& body, const char* key) {
-  const auto it = body.find(key);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
-
-double number(const json& v, const std::string& param, double lo, double hi, bool lo_open = false) {
-  if (!v.is_number()) bad(param, fmt::format("'{}' must be a number, got {}", param, type_name(v)));
-  const double d = v.get<double>();
-  if (!std::isfinite(d) || d < lo || d > hi || (lo_open && d == lo))
-    bad(param, fmt::format("'{}' must be in {}{}, {}], got {}", param, lo_open ? "(" : "[", lo, hi,
-                           v.dump()));
-  return d;
-}
-
-std::int64_t integer(const json& v, const std::string& param, std::int64_t lo, std::int64_t hi) {
-  std::int64_t i = 0;
-  if (v.is_number_integer()) {
-    i = v.get<std::int64_t>();
-  } else if (v.is_number_unsigned()) {
-    if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
-      bad(param, fmt::format("'{}' must be in [{}, {}], got {}", param, lo, hi, v.dump()));
-    i = static_cast<std::int64_t>(v.get<std::uint64_t>());
-  } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
-             v.get<double>() == std::floor(v.get<double>()) && std::fabs(v.get<double>()) < 9e15) {
-    i = static_cast<std::int64_t>(v.get<double>());
-  } else {
-    bad(param, fmt::format("'{}' must be an integer, got {}", param, type_name(v)));
-  }
-  if (i < lo || i > hi)
-    bad(param, fmt::format("'{}' must be in [{}, {}], got {}", param, lo, hi, i));
-  return i;
-}
-
-bool boolean(const json& v, const std::string& param) {
-  if (!v.is_boolean())
-    bad(param, fmt::format("'{}' must be a boolean, got {}", param, type_name(v)));
-  return v.get<bool>();
-}
-
-const std::string& string(const json& v, const std::string& param) {
-  if (!v.is_string()) bad(param, fmt::format("'{}' must be a string, got {}", param, type_name(v)));
-  return v.get_ref<const std::string&>();
-}
+using namespace body;
 
 void mark(decode::GenerationConfig& c, const char* name) {
   c.sources[name] = "request";

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "grammar/compose.h"
 #include "grammar/json_schema.h"
+#include "server/body_fields.h"
 
 namespace ls::server {
 
@@ -17,14 +18,8 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw ApiError(400, message, param);
-}
-
-const json* field(const json& body, const char* key) {
-  const auto it = body.find(key);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
+using body::bad;
+using body::field;
 
 // GBNF text (or a schema's) compiled for the model; errors become 400s naming `param`.
 // A thinking model's reasoning block comes first; the constraint starts after it.
