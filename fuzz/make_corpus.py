@@ -388,6 +388,32 @@ def messages_seeds():
         write("messages", name, json.dumps(body, ensure_ascii=False))
 
 
+def native_seeds():
+    """fuzz_native: llama-server native completion bodies (POST /completion)."""
+    bodies = {
+        "min.json": {"prompt": "Hello", "n_predict": 4},
+        "tokens_mixed.json": {"prompt": [785, " quick", 13876], "n_predict": 2, "return_tokens": True},
+        "many.json": {"prompt": ["a", [1, 2, 3], [4, "b"]], "n_predict": 1},
+        "samplers.json": {"prompt": "x", "samplers": ["min_p", "temperature", "top_k"], "min_p": 0.1,
+                          "temperature": 1.5, "top_k": 3, "n_probs": 5, "post_sampling_probs": True},
+        "letters.json": {"prompt": "x", "samplers": "kypmxt", "typical_p": 0.9, "xtc_probability": 0.5,
+                         "xtc_threshold": 0.2, "dynatemp_range": 0.3, "seed": -1},
+        "bias.json": {"prompt": "x", "logit_bias": [[13, False], ["hello", -2.5], [14, 1]],
+                      "ignore_eos": True, "stop": ["\n", ""], "n_predict": -1},
+        "bias_object.json": {"prompt": "x", "logit_bias": {"13": -1}, "n_predict": 0},
+        "fields.json": {"prompt": "x", "response_fields": ["content", "timings/prompt_n"],
+                        "timings_per_token": True, "cache_prompt": False, "id_slot": 0, "stream": True},
+        "grammar.json": {"prompt": "x", "grammar": "root ::= [a-c]{1,3}", "n_predict": 3},
+        "json_schema.json": {"prompt": "x", "json_schema": {"type": "object", "properties": {"a": {"type": "integer"}}}},
+        # near-valid
+        "bad_sampler.json": {"prompt": "x", "samplers": ["top_k", "top_k"]},
+        "bad_bias.json": {"prompt": "x", "logit_bias": [[1], [2, "x"], "y"]},
+        "bad_types.json": {"prompt": 5, "n_predict": "all", "temperature": 1e-9, "n_probs": -3},
+    }
+    for name, body in bodies.items():
+        write("native", name, json.dumps(body, ensure_ascii=False))
+
+
 def grammar_seeds():
     """fuzz_grammar: first byte even = GBNF text, odd = a JSON Schema."""
     gbnf = {
@@ -437,6 +463,7 @@ def main():
         template_seeds(a.tokenizer_dir)
         request_seeds()
         messages_seeds()
+        native_seeds()
         grammar_seeds()
     finally:
         shutil.rmtree(work)
