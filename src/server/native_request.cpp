@@ -248,9 +248,9 @@ NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
     r.options.post_sampling = boolean(*v, "post_sampling_probs");
   // n_probs; OpenAI's `logprobs` stands in when n_probs is not given, as llama-server reads it.
   if (const json* v = field(b, "n_probs")) {
-    r.options.n_probs = static_cast<int>(integer(*v, "n_probs", 0, 256));
+    r.options.n_probs = static_cast<int>(integer(*v, "n_probs", 0, 1024));
   } else if (const json* l = field(b, "logprobs"); l != nullptr && l->is_number()) {
-    r.options.n_probs = static_cast<int>(integer(*l, "logprobs", 0, 256));
+    r.options.n_probs = static_cast<int>(integer(*l, "logprobs", 0, 1024));
   }
   if (const json* v = field(b, "response_fields")) {
     if (!v->is_array()) bad("response_fields", "'response_fields' must be a list of strings");

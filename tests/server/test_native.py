@@ -244,7 +244,7 @@ def test_errors(s):
         ({**base, "logit_bias": [[10 ** 7, 1]]}, "logit_bias[0][0]"),
         ({**base, "logit_bias": 5}, "logit_bias"),
         ({**base, "n_probs": -1}, "n_probs"),
-        ({**base, "n_probs": 1000}, "n_probs"),
+        ({**base, "n_probs": 1025}, "n_probs"),
         ({**base, "top_k": "a"}, "top_k"),
         ({**base, "top_p": 0}, "top_p"),
         ({**base, "temperature": 1e-6}, "temperature"),
