@@ -38,7 +38,8 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
   for (const auto& field : decode::generation_fields()) {
     const std::string name(field.name);
     std::string help(field.help);
-    if (name == "stop_strings") help += "; \\n and \\t are unescaped";
+    if (name == "stop_strings" || name == "dry_sequence_breakers")
+      help += "; \\n and \\t are unescaped";
     // Where the value comes from when the flag is absent: the model's generation_config.json
     // if it sets the field, else transformers' GenerationConfig default.
     const bool none = field.default_value == "[]" || field.default_value == "{}" ||
@@ -121,6 +122,7 @@ decode::GenerationConfig generation_config_from(const GenerationFlags& f, const 
     config.sources["grammar"] = "flag";
   }
   decode::validate(config);
+  lm.resolve_dry(config);
   return config;
 }
 
@@ -132,7 +134,8 @@ void apply_generation_flags(decode::GenerationConfig& config, const GenerationFl
     if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
     if (field.repeatable) {
       for (const auto& v : f.repeated.at(name)) {
-        decode::set_from_flag(config, name, name == "stop_strings" ? unescape(v) : v);
+        const bool text = name == "stop_strings" || name == "dry_sequence_breakers";
+        decode::set_from_flag(config, name, text ? unescape(v) : v);
       }
     } else {
       const std::string& v = f.single.at(name);
@@ -170,15 +173,16 @@ void RecordingSource::release(int seq) {
 
 decode::GenerationConfig for_reply(const decode::GenerationConfig& config,
                                    const std::string& rendered, const LoadedModel& lm) {
-  if (!config.constraint || rendered.empty()) return config;
+  decode::GenerationConfig out = config;
+  lm.resolve_dry(out);  // chat's /set may have changed DRY's breakers since the flags
+  if (!out.constraint || rendered.empty()) return out;
   std::string source;
   try {
     source = lm.chat_template().source;
   } catch (const Error&) {
-    return config;  // no template: the prompt was not a chat
+    return out;  // no template: the prompt was not a chat
   }
-  if (!chat::reply_opens_thinking(source, rendered)) return config;
-  decode::GenerationConfig out = config;
+  if (!chat::reply_opens_thinking(source, rendered)) return out;
   const grammar::Constraint& c = *config.constraint;
   auto g = std::make_shared<const grammar::Grammar>(grammar::after_thinking(*c.grammar));
   out.constraint = std::make_shared<const grammar::Constraint>(
@@ -199,6 +203,7 @@ decode::GenerationConfig replay_config(const inspect::Recording& rec, const std:
                                       g->at("value").get<std::string>());
     config.sources["grammar"] = "trace";
   }
+  lm.resolve_dry(config);
   return config;
 }
 

@@ -192,6 +192,16 @@ const std::vector<Field>& fields() {
     t.push_back(scalar(info("xtc_threshold", "--xtc-threshold",
                             "llama.cpp: XTC removes all but the last token at or above this"),
                        Kind::f64, &C::xtc_threshold));
+    t.push_back(
+        scalar(info("mirostat", "--mirostat",
+                    "llama.cpp: mirostat version 1 or 2, replacing the truncations (0: off)"),
+               Kind::i32, &C::mirostat));
+    t.push_back(scalar(
+        info("mirostat_tau", "--mirostat-tau", "llama.cpp: mirostat's target surprise, in bits"),
+        Kind::f64, &C::mirostat_tau));
+    t.push_back(
+        scalar(info("mirostat_eta", "--mirostat-eta", "llama.cpp: mirostat's learning rate"),
+               Kind::f64, &C::mirostat_eta));
     t.push_back(scalar(info("repetition_penalty", "--repetition-penalty",
                             "penalise tokens of prompt + output (1: off)"),
                        Kind::f64, &C::repetition_penalty));
@@ -204,6 +214,25 @@ const std::vector<Field>& fields() {
     t.push_back(scalar(info("no_repeat_ngram_size", "--no-repeat-ngram-size",
                             "never repeat an n-gram of this size (0: off)"),
                        Kind::i32, &C::no_repeat_ngram_size));
+    t.push_back(scalar(info("dry_multiplier", "--dry-multiplier",
+                            "llama.cpp: DRY penalty for extending a repeated sequence (0: off)"),
+                       Kind::f64, &C::dry_multiplier));
+    t.push_back(scalar(info("dry_base", "--dry-base",
+                            "llama.cpp: DRY penalty = multiplier x base^(length - allowed length)"),
+                       Kind::f64, &C::dry_base));
+    t.push_back(scalar(info("dry_allowed_length", "--dry-allowed-length",
+                            "llama.cpp: repeats up to this length go unpenalised by DRY"),
+                       Kind::i32, &C::dry_allowed_length));
+    t.push_back(scalar(info("dry_penalty_last_n", "--dry-penalty-last-n",
+                            "llama.cpp: DRY scans the last n tokens (-1: all, 0: off)"),
+                       Kind::i32, &C::dry_penalty_last_n));
+    t.push_back({info("dry_sequence_breakers", "--dry-sequence-breaker",
+                      "llama.cpp: DRY never matches across this string (repeatable)", true),
+                 Kind::strings,
+                 [](C& c, const json& j, const std::string& o) {
+                   c.dry_sequence_breakers = to_strings(j, o);
+                 },
+                 [](const C& c) { return json(c.dry_sequence_breakers); }});
     t.push_back({info("bad_words_ids", "--bad-words-ids",
                       "ban token sequences: \"1,2;3\" (repeatable)", true),
                  Kind::id_lists,

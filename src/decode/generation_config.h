@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "decode/dry_breakers.h"
 #include "decode/sequence_bias.h"
 #include "grammar/constraint.h"
 
@@ -54,11 +55,23 @@ struct GenerationConfig {
   // llama.cpp's XTC (probability 0: off); its coin comes from the seed (xtc.h).
   double xtc_probability = 0.0;
   double xtc_threshold = 0.1;
+  // llama.cpp's mirostat (0: off; 1 or 2: the version), its target surprise in bits and its
+  // learning rate. On, it replaces the truncation warpers (order.h).
+  int mirostat = 0;
+  double mirostat_tau = 5.0;
+  double mirostat_eta = 0.1;
   // Processors.
   double repetition_penalty = 1.0;
   double presence_penalty = 0.0;
   double frequency_penalty = 0.0;
   int no_repeat_ngram_size = 0;
+  // llama.cpp's DRY (multiplier 0: off; penalty_last_n -1: the whole history, 0: off) and its
+  // sequence breakers, llama.cpp's defaults.
+  double dry_multiplier = 0.0;
+  double dry_base = 1.75;
+  int dry_allowed_length = 2;
+  int dry_penalty_last_n = -1;
+  std::vector<std::string> dry_sequence_breakers = {"\n", ":", "\"", "*"};
   std::vector<std::vector<std::int32_t>> bad_words_ids;
   std::vector<BiasedSequence> sequence_bias;
   std::map<std::int32_t, double> logit_bias;  // OpenAI style; joins the sequence_bias stage
@@ -76,6 +89,9 @@ struct GenerationConfig {
   // response_format / grammar sets it): the chain's first stage removes every token the
   // grammar cannot take next.
   std::shared_ptr<const grammar::Constraint> constraint;
+  // dry_sequence_breakers resolved against the model's vocabulary (not a field either: the
+  // engine layer, which has the tokenizer, sets it; engine::LoadedModel::dry_breakers).
+  std::shared_ptr<const DryBreakers> dry_breakers;
 
   // field name -> "generation_config.json" or "flag"; absent means "default".
   std::map<std::string, std::string, std::less<>> sources;
@@ -115,6 +131,9 @@ void set_from_flag(GenerationConfig& config, std::string_view field, std::string
 // Throws ls::Error for a negative, NaN or out-of-range value, naming its flag or file field.
 void validate(const GenerationConfig& config);
 DecodeMode decode_mode(const GenerationConfig& config);  // temperature 0 means greedy
+// DRY acts (multiplier != 0, penalty_last_n != 0) and has breakers to resolve (a non-empty one).
+bool dry_active(const GenerationConfig& config);
+bool dry_needs_breakers(const GenerationConfig& config);
 inline bool is_beam(DecodeMode mode) {
   return mode == DecodeMode::beam_search || mode == DecodeMode::beam_sample;
 }

@@ -8,11 +8,13 @@
 
 #include "core/error.h"
 #include "decode/cutoff.h"
+#include "decode/dry.h"
 #include "decode/dynamic_temperature.h"
 #include "decode/grammar_stage.h"
 #include "decode/inf_nan.h"
 #include "decode/min_length.h"
 #include "decode/min_p.h"
+#include "decode/mirostat.h"
 #include "decode/no_repeat_ngram.h"
 #include "decode/penalties.h"
 #include "decode/temperature.h"
@@ -33,6 +35,7 @@ std::vector<std::string> preset_order(OrderPreset preset) {
               "repetition_penalty",
               "presence_penalty",
               "frequency_penalty",
+              "dry",
               "no_repeat_ngram_size",
               "bad_words_ids",
               "min_length",
@@ -58,6 +61,7 @@ std::vector<std::string> preset_order(OrderPreset preset) {
               "repetition_penalty",
               "frequency_penalty",
               "presence_penalty",
+              "dry",
               "no_repeat_ngram_size",
               "suppress_tokens",
               "remove_invalid_values",
@@ -71,8 +75,8 @@ std::vector<std::string> preset_order(OrderPreset preset) {
               "eta_cutoff",
               "xtc"};
     case OrderPreset::llama_cpp:
-      // llama.cpp's default sampler chain: logit bias, penalties, top_k, typical, top_p, min_p,
-      // temperature last.
+      // llama.cpp's default sampler chain: logit bias, penalties, dry, top_k, typical, top_p,
+      // min_p, xtc, temperature last.
       return {"sequence_bias",
               "bad_words_ids",
               "min_length",
@@ -81,6 +85,7 @@ std::vector<std::string> preset_order(OrderPreset preset) {
               "repetition_penalty",
               "frequency_penalty",
               "presence_penalty",
+              "dry",
               "no_repeat_ngram_size",
               "remove_invalid_values",
               "top_n_sigma",
@@ -122,6 +127,26 @@ std::vector<std::string> resolve_order(const GenerationConfig& config) {
   return order;
 }
 
+bool mirostat_keeps(const std::string& stage, const GenerationConfig& config) {
+  if (stage == "temperature") return true;
+  if (is_warper(stage)) return false;
+  // llama.cpp's mirostat chain has logit bias, temperature and mirostat: no penalties, no DRY.
+  return config.order_preset != OrderPreset::llama_cpp ||
+         (stage != "repetition_penalty" && stage != "presence_penalty" &&
+          stage != "frequency_penalty" && stage != "dry");
+}
+
+void require_mirostat_first_step(const GenerationConfig& config, const TokenHistory& history,
+                                 std::string_view what) {
+  if (config.mirostat == 0 || decode_mode(config) != DecodeMode::sample) return;
+  if (history.generated().empty()) return;
+  fail(
+      "{}: mirostat ({} {}) carries mu from step to step, but this step (generated token {}) is "
+      "re-run apart from the steps before it, where mu would start afresh at 2 tau; use "
+      "mirostat 0, or the first generated token",
+      what, config.origin_of("mirostat"), config.mirostat, history.generated().size());
+}
+
 bool is_warper(const std::string& stage) {
   static const std::vector<std::string> warpers = {"temperature",    "top_n_sigma", "top_k",
                                                    "top_p",          "min_p",       "typical_p",
@@ -149,6 +174,18 @@ std::unique_ptr<LogitsProcessor> make_stage(const std::string& name, const Gener
   if (name == "frequency_penalty" && c.frequency_penalty != 0.0) {
     return std::make_unique<FrequencyPenalty>(c.frequency_penalty);
   }
+  if (name == "dry" && dry_active(c)) {
+    if (dry_needs_breakers(c) &&
+        (!c.dry_breakers || c.dry_breakers->strings != c.dry_sequence_breakers))
+      fail(
+          "{}: DRY's sequence breakers are text and need the model's tokenizer to become tokens, "
+          "which this command has not got; give the model, or no breakers "
+          "(--dry-sequence-breaker '')",
+          c.origin_of("dry_sequence_breakers"));
+    return std::make_unique<Dry>(c.dry_multiplier, c.dry_base, c.dry_allowed_length,
+                                 c.dry_penalty_last_n,
+                                 dry_needs_breakers(c) ? c.dry_breakers : nullptr);
+  }
   if (name == "no_repeat_ngram_size" && c.no_repeat_ngram_size > 0) {
     return std::make_unique<NoRepeatNgram>(c.no_repeat_ngram_size);
   }
@@ -168,6 +205,11 @@ std::unique_ptr<LogitsProcessor> make_stage(const std::string& name, const Gener
     return std::make_unique<SuppressTokens>(c.suppress_tokens, o.vocab_size);
   }
   if (!o.include_warpers) return nullptr;
+  if (c.mirostat != 0) {  // temperature alone (llama.cpp's plain one), then mirostat
+    if (name == "temperature" && c.temperature != 1.0 && c.temperature > 0.0)
+      return std::make_unique<Temperature>(c.temperature);
+    return nullptr;
+  }
   if (name == "temperature" && c.temperature > 0.0 && c.dynatemp_range > 0.0) {
     return std::make_unique<DynamicTemperature>(c.temperature, c.dynatemp_range,
                                                 c.dynatemp_exponent);
@@ -202,8 +244,12 @@ ProcessorChain build_chain(const GenerationConfig& config, const ChainOptions& o
   if (config.constraint)
     chain.add(std::make_unique<GrammarStage>(config.constraint, config.eos_token_id));
   for (const auto& name : resolve_order(config)) {
+    if (config.mirostat != 0 && options.include_warpers && !mirostat_keeps(name, config)) continue;
     if (auto stage = make_stage(name, config, options)) chain.add(std::move(stage));
   }
+  if (config.mirostat != 0 && options.include_warpers)
+    chain.add(std::make_unique<Mirostat>(config.mirostat, config.mirostat_tau, config.mirostat_eta,
+                                         options.vocab_size));
   return chain;
 }
 

@@ -1,5 +1,6 @@
 // Range checks for GenerationConfig and the decoding mode it implies. Every message names the
 // flag or the generation_config.json field that set the bad value (config.origin_of).
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -47,6 +48,20 @@ void validate(const GenerationConfig& c) {
         c.xtc_probability >= 0.0 && c.xtc_probability <= 1.0, "in [0, 1] (0 turns it off)");
   check(c, "xtc_threshold", c.xtc_threshold, c.xtc_threshold >= 0.0 && c.xtc_threshold <= 1.0,
         "in [0, 1] (above 0.5 it never acts)");
+  check(c, "dry_multiplier", c.dry_multiplier,
+        std::isfinite(c.dry_multiplier) && c.dry_multiplier >= 0.0,
+        "a finite number >= 0 (0 turns DRY off)");
+  check(c, "dry_base", c.dry_base, std::isfinite(c.dry_base) && c.dry_base >= 1.0,
+        "a finite number >= 1");
+  check(c, "dry_allowed_length", c.dry_allowed_length, c.dry_allowed_length >= 0, ">= 0");
+  check(c, "dry_penalty_last_n", c.dry_penalty_last_n, c.dry_penalty_last_n >= -1,
+        ">= -1 (-1: the whole history, 0 turns DRY off)");
+  check(c, "mirostat", c.mirostat, c.mirostat >= 0 && c.mirostat <= 2,
+        "0 (off), 1 or 2 (the version)");
+  check(c, "mirostat_tau", c.mirostat_tau, std::isfinite(c.mirostat_tau) && c.mirostat_tau >= 0.0,
+        "a finite number >= 0 (bits)");
+  check(c, "mirostat_eta", c.mirostat_eta, std::isfinite(c.mirostat_eta) && c.mirostat_eta >= 0.0,
+        "a finite number >= 0");
   check(c, "repetition_penalty", c.repetition_penalty,
         std::isfinite(c.repetition_penalty) && c.repetition_penalty > 0.0,
         "a finite number > 0 (1 turns it off)");
@@ -73,6 +88,12 @@ void validate(const GenerationConfig& c) {
          c.origin_of("num_return_sequences"), c.num_return_sequences, c.origin_of("num_beams"),
          c.num_beams);
   }
+  if (c.mirostat != 0 && c.num_beams > 1) {
+    fail(
+        "{} ({}) cannot be used with beam search ({} {}): mirostat's mu follows one sequence's "
+        "chosen tokens, and beams are ranked, not drawn; use mirostat 0 or num_beams 1",
+        c.origin_of("mirostat"), c.mirostat, c.origin_of("num_beams"), c.num_beams);
+  }
   if (decode_mode(c) == DecodeMode::greedy && c.num_return_sequences > 1) {
     fail(
         "{} is {} but greedy decoding gives one sequence; sample (--do-sample true) or use "
@@ -86,6 +107,16 @@ DecodeMode decode_mode(const GenerationConfig& c) {
   const bool sample = c.do_sample && c.temperature > 0.0;
   if (c.num_beams > 1) return sample ? DecodeMode::beam_sample : DecodeMode::beam_search;
   return sample ? DecodeMode::sample : DecodeMode::greedy;
+}
+
+bool dry_active(const GenerationConfig& c) {
+  return c.dry_multiplier != 0.0 && c.dry_penalty_last_n != 0;
+}
+
+bool dry_needs_breakers(const GenerationConfig& c) {
+  return dry_active(c) &&
+         std::any_of(c.dry_sequence_breakers.begin(), c.dry_sequence_breakers.end(),
+                     [](const std::string& s) { return !s.empty(); });
 }
 
 std::string to_string(DecodeMode mode) {

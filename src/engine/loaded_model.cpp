@@ -141,6 +141,29 @@ std::shared_ptr<const grammar::Constraint> LoadedModel::constraint(std::string_v
       grammar::Constraint{std::move(g), grammar_vocabulary(origin), std::move(description)});
 }
 
+std::shared_ptr<const decode::DryBreakers> LoadedModel::dry_breakers(
+    const std::vector<std::string>& breakers, const std::string& what) const {
+  const Tokenizer& tok = require_tokenizer(what);
+  std::lock_guard lock(dry_cache_->mutex);
+  auto& slot = dry_cache_->by_breakers[breakers];
+  if (!slot) {
+    // llama.cpp reads a token's text with special tokens rendered, and encodes a breaker's rest
+    // without parsing special tokens in it.
+    slot = std::make_shared<const decode::DryBreakers>(decode::resolve_dry_breakers(
+        breakers, tok.size(), [&](std::int32_t id) { return tok.token_bytes(id); },
+        [&](std::string_view text) { return tok.encode(text, /*split_special=*/true); }));
+  }
+  auto out = slot;
+  if (dry_cache_->by_breakers.size() > 16) dry_cache_->by_breakers.clear();  // a server's clients
+  return out;
+}
+
+void LoadedModel::resolve_dry(decode::GenerationConfig& config) const {
+  // Without a tokenizer the table stays unset and build_chain says what is missing.
+  if (!decode::dry_needs_breakers(config) || !tokenizer_) return;
+  config.dry_breakers = dry_breakers(config.dry_sequence_breakers, "dry_sequence_breakers");
+}
+
 std::string LoadedModel::token_bytes(std::int32_t id) const {
   return tokenizer_ ? tokenizer_->token_bytes(id) : "";
 }

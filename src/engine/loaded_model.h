@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "chat/chat_template.h"
 #include "core/dtype.h"
+#include "decode/generation_config.h"
 #include "grammar/constraint.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -50,6 +52,14 @@ class LoadedModel {
   std::shared_ptr<const grammar::Constraint> constraint(std::string_view gbnf,
                                                         const std::string& origin,
                                                         std::string description) const;
+  // DRY's sequence breakers resolved against this vocabulary (decode/dry_breakers.h), cached
+  // per list of breakers (~0.1 s for Qwen's vocabulary the first time); throws naming `what`
+  // when the model has no tokenizer.
+  std::shared_ptr<const decode::DryBreakers> dry_breakers(const std::vector<std::string>& breakers,
+                                                          const std::string& what) const;
+  // Sets config.dry_breakers for the config's dry_sequence_breakers when DRY is on with breakers
+  // (every layer that builds a GenerationConfig for this model calls it after the last change).
+  void resolve_dry(decode::GenerationConfig& config) const;
 
  private:
   void check_vocabulary() const;
@@ -67,6 +77,11 @@ class LoadedModel {
   };
   mutable std::unique_ptr<GrammarVocabulary> grammar_vocabulary_ =
       std::make_unique<GrammarVocabulary>();
+  struct DryCache {
+    std::mutex mutex;
+    std::map<std::vector<std::string>, std::shared_ptr<const decode::DryBreakers>> by_breakers;
+  };
+  mutable std::unique_ptr<DryCache> dry_cache_ = std::make_unique<DryCache>();
 };
 
 }  // namespace ls::engine

@@ -213,6 +213,11 @@ StepBoundaries step_boundaries(std::span<const float> raw, std::span<const std::
   out.greedy = mode == decode::DecodeMode::greedy;
   out.chosen = chosen;
   if (!out.greedy && !draw) fail("decision boundaries of a sampled step need its recorded draw");
+  if (!out.greedy && config.mirostat != 0)
+    fail(
+        "decision boundaries: mirostat ({} {}) replaces top_k, top_p and min_p, and its mu comes "
+        "from the steps before this one, which a single step cannot re-run; use mirostat 0",
+        config.origin_of("mirostat"), config.mirostat);
   StepChain chain{raw, {history, prompt_length}, mode, vocab, out.greedy ? std::nullopt : draw, {}};
   if (const std::int32_t t = chain.choose(config); t != chosen)
     fail(
@@ -277,8 +282,8 @@ StepBoundaries step_boundaries(std::span<const float> raw, std::span<const std::
   if (!penalty_interval(rp, chain, config, chosen)) {
     scanned_interval(rp, chain, config, chosen, 1e-3);
     rp.note +=
-        " (typical_p, epsilon, eta, top_n_sigma, dynamic temperature or XTC, or the penalty after "
-        "a truncation: no bounds)";
+        " (typical_p, epsilon, eta, top_n_sigma, dynamic temperature, XTC or DRY, or the penalty "
+        "after a truncation: no bounds)";
   }
   out.settings.push_back(rp);
   for (const Boundary& b : out.settings) out.fragile = out.fragile || b.fragile;

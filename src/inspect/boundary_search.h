@@ -94,7 +94,8 @@ void temperature_interval(Boundary& b, StepChain& chain, const decode::Generatio
 
 // The repetition penalty within a factor of 4 of its value, exactly. Returns false, doing
 // nothing, when the chain is one the bounds do not cover (typical_p, epsilon, eta, top_n_sigma,
-// dynamic temperature, XTC, or the penalty placed after a truncation by `order`): the caller scans.
+// dynamic temperature, XTC, DRY, or the penalty placed after a truncation by `order`): the caller
+// scans.
 bool penalty_interval(Boundary& b, StepChain& chain, const decode::GenerationConfig& config,
                       std::int32_t chosen);
 

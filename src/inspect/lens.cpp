@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "decode/distribution.h"
+#include "decode/order.h"
 #include "decode/sampler.h"
 
 namespace ls::inspect {
@@ -58,6 +59,7 @@ LensReport lens_report(const LensRequest& q) {
 
   const std::size_t n_rows = q.rows.size() / V;
   const decode::TokenHistory history{q.history, q.prompt_length.value_or(q.history.size())};
+  decode::require_mirostat_first_step(*q.config, history, "logit lens");
   std::vector<std::int32_t> choices(n_rows);
   std::vector<std::vector<float>> processed(n_rows);
   for (std::size_t l = 0; l < n_rows; ++l) {

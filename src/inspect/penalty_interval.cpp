@@ -256,7 +256,8 @@ bool same_set_certified(const Stretch& st, const std::vector<Cut>& cuts, std::si
 bool penalty_interval(Boundary& b, StepChain& chain, const GenerationConfig& config,
                       std::int32_t chosen) {
   if (config.typical_p < 1 || config.epsilon_cutoff > 0 || config.eta_cutoff > 0 ||
-      config.top_n_sigma > 0 || config.dynatemp_range > 0 || config.xtc_probability > 0)
+      config.top_n_sigma > 0 || config.dynatemp_range > 0 || config.xtc_probability > 0 ||
+      config.dry_multiplier > 0)
     return false;
   const bool greedy = chain.mode == decode::DecodeMode::greedy;
   const std::vector<std::string> order = decode::resolve_order(config);

@@ -168,6 +168,11 @@ ForkResult replay_fork(decode::LogitsSource& source, const Recording& r, int ste
   if (rest < 0)
     fail("--fork at step {} leaves no room: max_new_tokens is {}, so the last step to fork is {}",
          step, budget, budget - 1);
+  if (config.mirostat != 0 && decode::decode_mode(config) == decode::DecodeMode::sample)
+    fail(
+        "--fork: mirostat ({} {}) would restart its mu at 2 tau in the continuation instead of "
+        "carrying the recorded steps' value; fork with mirostat 0",
+        config.origin_of("mirostat"), config.mirostat);
   ForkResult out;
   out.tokens.assign(prefix.begin() + static_cast<std::ptrdiff_t>(r.prompt.size()), prefix.end());
   if (rest == 0) {  // the forced token was the last one the budget allows

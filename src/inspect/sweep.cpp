@@ -43,6 +43,7 @@ SweepCell sweep_cell(std::span<const float> raw, const decode::TokenHistory& his
   cell.setting = {config.temperature, config.top_k, config.top_p, config.min_p};
   const bool greedy = config.temperature == 0.0;
   // Temperature 0 means greedy: the processors run, the warpers do not, one token remains.
+  decode::require_mirostat_first_step(config, history, "sweep");
   decode::Sampler sampler(config, greedy ? decode::DecodeMode::greedy : decode::DecodeMode::sample,
                           static_cast<std::int32_t>(raw.size()), config.seed.value_or(0));
   cell.chain = sampler.chain().describe();

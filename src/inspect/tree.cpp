@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "decode/distribution.h"
+#include "decode/order.h"
 #include "decode/sampler.h"
 
 namespace ls::inspect {
@@ -38,6 +39,11 @@ TreeResult continuation_tree(decode::LogitsSource& source, std::span<const std::
         o.k, o.depth, o.max_nodes);
   const decode::DecodeMode mode = decode::decode_mode(config);
   if (decode::is_beam(mode)) fail("tree: beam search is a tree of its own; use num_beams 1");
+  if (mode == decode::DecodeMode::sample && config.mirostat != 0 && o.depth > 1)
+    fail(
+        "tree: mirostat ({} {}) moves mu with each chosen token, so each path would need its "
+        "own; the tree re-runs every node afresh: use depth 1 or mirostat 0",
+        config.origin_of("mirostat"), config.mirostat);
   const std::int32_t vocab = source.vocab_size();
   const auto V = static_cast<std::size_t>(vocab);
 

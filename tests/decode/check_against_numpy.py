@@ -145,9 +145,145 @@ for vname, s in VECTORS.items():
                           "stream": stream}, s,
                   llama.xtc(s, prob, thr, keep, llama.xtc_coin(seed, stream, step)), toks, 2)
 
+# --- llama.cpp's DRY: histories with repeats, breakers over a made-up vocabulary ---
+PIECES = ["a", "b", "c", "ab", "\n", "x:", ":", "\"", "*", "q", "q*", "z", "\n\n", "hello",
+          "a\n", "::b", "*z", " ", "b:", "!", "\"a", "w"]
+DEFAULT_BREAKERS = ["\n", ":", "\"", "*"]
+BREAKER_SETS = [DEFAULT_BREAKERS, ["ab:", "q*z", "\n\n", "", "y" * 45 + "!"], ["hello world"], []]
+
+
+def fake_texts(v):
+    return [PIECES[i % len(PIECES)] if i < 2 * len(PIECES) else
+            PIECES[int(rng.integers(len(PIECES)))] + PIECES[int(rng.integers(len(PIECES)))]
+            for i in range(v)]
+
+
+def toy_encode(texts):
+    # Greedy longest match over the made-up vocabulary (the lowest id of equal texts); every
+    # single character the breakers use is a token of its own among the first pieces, but a
+    # character no token spells becomes nothing.
+    by_text = {}
+    for i, t in enumerate(texts):
+        by_text.setdefault(t, i)
+    longest = max(len(t) for t in texts)
+
+    def encode(text):
+        out, i = [], 0
+        while i < len(text):
+            for n in range(min(longest, len(text) - i), 0, -1):
+                if text[i:i + n] in by_text:
+                    out.append(by_text[text[i:i + n]])
+                    i += n
+                    break
+            else:
+                i += 1
+        return out
+    return encode
+
+
+def dry_setup(v, breakers):
+    texts = fake_texts(v)
+    encode = toy_encode(texts)
+    asked = {}
+
+    def recording(text):
+        asked[text] = encode(text)
+        return asked[text]
+    heads = llama.dry_heads(breakers, texts, recording)
+    return texts, asked, heads
+
+
+def repeating_history(v, length):
+    # A phrase said twice or three times with noise between, ending inside a repeat.
+    alphabet = [int(t) for t in rng.choice(v, size=min(v, 6), replace=False)]
+    phrase = [int(t) for t in rng.choice(alphabet, size=int(rng.integers(2, 7)))]
+    toks = []
+    while len(toks) < length:
+        toks += phrase if rng.random() < 0.5 else [int(rng.choice(alphabet))]
+    return toks[:length] + phrase[:int(rng.integers(1, len(phrase) + 1))]
+
+
+DRY_SETTINGS = [(0.8, 1.75, 2, -1), (1.5, 1.1, 1, -1), (0.5, 2.0, 0, -1), (1.0, 1.75, 2, 8),
+                (2.0, 3.0, 3, 20), (1.0, 1.0, 2, -1), (0.8, 1.75, 2, 0), (0.0, 1.75, 2, -1),
+                (1e-3, 1.0000005, 1, -1), (0.7, 1e6, 1, -1)]
+for vname, s in VECTORS.items():
+    v = len(s)
+    for b_i, breakers in enumerate(BREAKER_SETS):
+        texts, asked, heads = dry_setup(v, breakers)
+        for trial in range(3):
+            toks = repeating_history(v, 10 + 15 * trial) if trial else history(v, 40)
+            for mult, base, allowed, last_n in DRY_SETTINGS[b_i::2] if b_i else DRY_SETTINGS:
+                params = {"multiplier": mult, "base": base, "allowed_length": allowed,
+                          "last_n": last_n, "breakers": breakers, "texts": texts,
+                          "encodings": asked}
+                stage("dry", params, s, llama.dry(s, toks, mult, base, allowed, last_n, heads),
+                      toks, 3)
+    # No breaker table at all (the stage built without one)
+    toks = repeating_history(v, 30)
+    stage("dry", {"multiplier": 0.9, "base": 1.6, "allowed_length": 2, "last_n": -1}, s,
+          llama.dry(s, toks, 0.9, 1.6, 2, -1, {}), toks, 0)
+# A breaker right at the end caps every repeat at 0; one earlier caps them at its distance.
+texts, asked, heads = dry_setup(22, DEFAULT_BREAKERS)
+for toks in ([0, 1, 2, 0, 1, 2, 0, 1], [0, 1, 6, 0, 1, 2, 0, 1], [0, 1, 2, 0, 1, 2, 0, 1, 6],
+             [0, 1, 2, 4, 0, 1, 2, 0, 1], [9, 11, 0, 1, 9, 11, 0, 1, 9], [10, 11, 3, 10, 11, 3]):
+    s = f32(rng.normal(0, 2, size=22))
+    for allowed in (0, 1, 2):
+        params = {"multiplier": 1.0, "base": 2.0, "allowed_length": allowed, "last_n": -1,
+                  "breakers": DEFAULT_BREAKERS, "texts": texts, "encodings": asked}
+        stage("dry", params, s, llama.dry(s, toks, 1.0, 2.0, allowed, -1, heads), toks, 0)
+
+
+# --- llama.cpp's mirostat 1 and 2 over several steps: mu follows the chosen tokens ---
+def mirostat_rows(v, n):
+    rows = []
+    for k in range(n):
+        row = rng.normal(0, float(rng.choice([0.5, 2.0, 4.0])), size=v)
+        if k % 3 == 1:
+            row = np.round(row)  # ties
+        if k % 4 == 2:
+            row[rng.random(v) < 0.2] = -INF
+        rows.append(f32(row))
+    return rows
+
+
+def mirostat_run(version, tau, eta, rows, chains=None):
+    mu, kept_rows, accepted, mus = 2 * tau, [], [], []
+    for k, row in enumerate(rows):
+        kept = llama.mirostat_keep(row, version, mu, len(row)) if chains is None else chains(row, mu)
+        live = np.flatnonzero(kept > -INF)
+        if k == 3:  # a forced token outside the pool (replay --fork): mu stays
+            out = np.flatnonzero(~(kept > -INF))
+            token = int(out[0]) if len(out) else int(live[0])
+        else:
+            x = kept[live].astype(np.float64)
+            p = np.exp(x - x.max())
+            token = int(rng.choice(live, p=p / p.sum()))
+        mu = llama.mirostat_update(kept, token, mu, tau, eta)
+        kept_rows.append(kept)
+        accepted.append(token)
+        mus.append(mu)
+    return kept_rows, accepted, mus
+
+
+def steps(case, rows, want_rows, accepted, mus, tokens=(), prompt_len=0, stages=None):
+    case.update({"kind": "steps", "rows": [[enc(x) for x in r] for r in rows], "accept": accepted,
+                 "tokens": [int(t) for t in tokens], "prompt_len": prompt_len})
+    add(case, ("steps", want_rows, mus, stages))
+
+
+for v in (8, 50, 200, 1000, 151):
+    for version in (1, 2):
+        for tau, eta in ((5.0, 0.1), (3.0, 0.5), (1.0, 0.2), (8.0, 0.0), (0.0, 1.0)):
+            rows = mirostat_rows(v, 10)
+            kept, accepted, mus = mirostat_run(version, tau, eta, rows)
+            steps({"stage": "mirostat", "params": {"version": version, "tau": tau, "eta": eta}},
+                  rows, kept, accepted, mus)
+
 # --- invalid parameters must be errors naming the stage or the parameter ---
 XTC = {"probability": 1.0, "threshold": 0.1, "seed": 0, "stream": 0}
 DYN = {"t": 1.0, "dynatemp_range": 0.5, "dynatemp_exponent": 1.0}
+DRY = {"multiplier": 0.8, "base": 1.75, "allowed_length": 2, "last_n": -1}
+MIRO = {"version": 2, "tau": 5.0, "eta": 0.1}
 for name, params, named in [
         ("temperature", {"t": -1.0}, "temperature"), ("temperature", {"t": 0.0}, "temperature"),
         ("top_p", {"p": 1.5}, "top_p"), ("top_p", {"p": -0.1}, "top_p"), ("top_k", {"k": 0}, "top_k"),
@@ -158,32 +294,48 @@ for name, params, named in [
         ("temperature", dict(DYN, dynatemp_range=-1.0), "dynatemp_range"),
         ("temperature", dict(DYN, dynatemp_exponent=-1.0), "dynatemp_exponent"),
         ("xtc", dict(XTC, probability=1.5), "xtc_probability"),
-        ("xtc", dict(XTC, threshold=-0.1), "xtc_threshold")]:
+        ("xtc", dict(XTC, threshold=-0.1), "xtc_threshold"),
+        ("dry", dict(DRY, multiplier=-1.0), "dry_multiplier"),
+        ("dry", dict(DRY, base=0.5), "dry_base"),
+        ("dry", dict(DRY, allowed_length=-1), "dry_allowed_length"),
+        ("dry", dict(DRY, last_n=-2), "dry_penalty_last_n"),
+        ("mirostat", dict(MIRO, version=3), "mirostat"),
+        ("mirostat", dict(MIRO, version=0), "mirostat"),
+        ("mirostat", dict(MIRO, tau=-1.0), "mirostat_tau"),
+        ("mirostat", dict(MIRO, eta=-0.1), "mirostat_eta")]:
     stage(name, params, FIXED["ties"], ("error", named))
 # A warper given NaN must refuse instead of sorting garbage.
 stage("top_p", {"p": 0.9}, NANS, ("error", "top_p"))
 
 # --- chains: presets, --order, and the processor-order experiment ---
 PRESETS = {
-    "hf": ["sequence_bias", "repetition_penalty", "presence_penalty", "frequency_penalty",
+    "hf": ["sequence_bias", "repetition_penalty", "presence_penalty", "frequency_penalty", "dry",
            "no_repeat_ngram_size", "bad_words_ids", "min_length", "min_new_tokens",
            "remove_invalid_values", "suppress_tokens", "temperature", "top_n_sigma", "top_k",
            "top_p", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "xtc"],
     # vLLM: penalties, then temperature, min-p, top-k/top-p
     "vllm": ["bad_words_ids", "min_length", "min_new_tokens", "sequence_bias", "repetition_penalty",
-             "frequency_penalty", "presence_penalty", "no_repeat_ngram_size", "suppress_tokens",
+             "frequency_penalty", "presence_penalty", "dry", "no_repeat_ngram_size", "suppress_tokens",
              "remove_invalid_values", "temperature", "top_n_sigma", "min_p", "top_k", "top_p",
              "typical_p", "epsilon_cutoff", "eta_cutoff", "xtc"],
-    # llama.cpp: penalties, top-k, typical, top-p, min-p, temperature last
+    # llama.cpp: penalties, dry, top-k, typical, top-p, min-p, xtc, temperature last
     "llama.cpp": ["sequence_bias", "bad_words_ids", "min_length", "min_new_tokens",
                   "suppress_tokens", "repetition_penalty", "frequency_penalty", "presence_penalty",
-                  "no_repeat_ngram_size", "remove_invalid_values", "top_n_sigma", "top_k",
+                  "dry", "no_repeat_ngram_size", "remove_invalid_values", "top_n_sigma", "top_k",
                   "typical_p", "top_p", "min_p", "epsilon_cutoff", "eta_cutoff", "xtc",
                   "temperature"],
 }
 
 
-def ref_chain(s, cfg, toks, prompt_len):
+WARPERS = {"temperature", "top_n_sigma", "top_k", "top_p", "min_p", "typical_p", "epsilon_cutoff",
+           "eta_cutoff", "xtc"}
+LLAMA_MIROSTAT_DROPS = {"repetition_penalty", "presence_penalty", "frequency_penalty", "dry"}
+
+
+def ref_chain(s, cfg, toks, prompt_len, heads=None, mu=None):
+    # mirostat (sampling): llama.cpp's chain is logit bias, plain temperature, mirostat; the
+    # truncations leave in every preset, the penalties and DRY in llama.cpp's too.
+    mirostat = cfg.get("mirostat", 0)
     preset = cfg.get("order_preset", "hf")
     order = list(PRESETS[preset])
     if cfg.get("order"):
@@ -194,7 +346,19 @@ def ref_chain(s, cfg, toks, prompt_len):
     gen = toks[prompt_len:]
     applied = []
     for name in order:
-        if name == "repetition_penalty" and cfg.get("repetition_penalty", 1.0) != 1.0:
+        if mirostat and ((name in WARPERS and name != "temperature") or
+                         (is_llama and name in LLAMA_MIROSTAT_DROPS)):
+            continue
+        if mirostat and name == "temperature":
+            if cfg.get("temperature", 1.0) == 1.0:
+                continue
+            s = hf.temperature(s, cfg["temperature"])
+        elif name == "dry" and cfg.get("dry_multiplier", 0.0) != 0 and \
+                cfg.get("dry_penalty_last_n", -1) != 0:
+            s = llama.dry(s, toks, cfg["dry_multiplier"], cfg.get("dry_base", 1.75),
+                          cfg.get("dry_allowed_length", 2), cfg.get("dry_penalty_last_n", -1),
+                          heads or {})
+        elif name == "repetition_penalty" and cfg.get("repetition_penalty", 1.0) != 1.0:
             s = hf.repetition_penalty(s, toks, cfg["repetition_penalty"])
         elif name == "presence_penalty" and cfg.get("presence_penalty", 0.0) != 0.0:
             s = hf.presence_penalty(s, gen, cfg["presence_penalty"])
@@ -222,13 +386,22 @@ def ref_chain(s, cfg, toks, prompt_len):
         else:
             continue
         applied.append(name)
+    if mirostat:
+        s = llama.mirostat_keep(s, mirostat, 2 * cfg.get("mirostat_tau", 5.0) if mu is None else mu,
+                                len(s))
+        applied.append("mirostat")
     return s, applied
 
 
-def chain(cfg, s, toks=(), prompt_len=0):
-    want, applied = ref_chain(s, cfg, list(toks), prompt_len)
-    add({"kind": "chain", "config": cfg, "scores": [enc(x) for x in s], "tokens": list(toks),
-         "prompt_len": prompt_len}, ("chain", want, applied))
+def chain(cfg, s, toks=(), prompt_len=0, dry_vocab=None):
+    heads = None
+    case = {"kind": "chain", "config": cfg, "scores": [enc(x) for x in s], "tokens": list(toks),
+            "prompt_len": prompt_len}
+    if dry_vocab:
+        texts, asked, heads = dry_vocab
+        case.update({"texts": texts, "encodings": asked})
+    want, applied = ref_chain(s, cfg, list(toks), prompt_len, heads)
+    add(case, ("chain", want, applied))
     return want
 
 
@@ -256,6 +429,57 @@ for preset in ("hf", "vllm", "llama.cpp"):
         chain(dict(cfg, top_k=0, top_p=1.0, min_p=0.0, xtc_probability=1.0, xtc_threshold=0.05),
               s, toks, 5)
         chain(dict(cfg, top_k=0, xtc_probability=0.5, xtc_threshold=0.02, seed=9), s, toks, 5)
+        # DRY with the penalties (default breakers over a made-up vocabulary), then mirostat: the
+        # truncations leave, and in llama.cpp's preset the penalties and DRY too
+        dv = dry_setup(len(s), DEFAULT_BREAKERS)
+        rtoks = repeating_history(len(s), 20)
+        chain(dict(cfg, dry_multiplier=0.8, dry_allowed_length=1), s, rtoks, 5, dv)
+        chain(dict(cfg, dry_multiplier=1.2, dry_base=1.3, dry_penalty_last_n=9,
+                   order=["dry", "repetition_penalty"]), s, rtoks, 5, dv)
+        for version in (1, 2):
+            chain(dict(cfg, mirostat=version, dynatemp_range=0.3, top_n_sigma=1.0,
+                       xtc_probability=1.0), s, rtoks, 5)
+            chain(dict(cfg, mirostat=version, mirostat_tau=2.0, dry_multiplier=0.8), s, rtoks, 5,
+                  dv)
+        # mirostat over steps inside the chain: mu from 2 tau, moved by each accepted token
+        mcfg = dict(cfg, mirostat=2, mirostat_tau=3.0, mirostat_eta=0.3, dry_multiplier=0.5,
+                    dry_allowed_length=1)
+        texts, asked, heads = dv
+        rows = mirostat_rows(len(s), 6)
+        hist = list(rtoks)
+        acc = []
+
+        def in_chain(row, mu):
+            return ref_chain(row, mcfg, hist, 5, heads, mu)[0]
+        mu, want_rows, mus, stages_want = 2 * 3.0, [], [], ref_chain(rows[0], mcfg, hist, 5, heads)[1]
+        for k, row in enumerate(rows):
+            kept = in_chain(row, mu)
+            live = np.flatnonzero(kept > -INF)
+            x = kept[live].astype(np.float64)
+            p = np.exp(x - x.max())
+            token = int(rng.choice(live, p=p / p.sum()))
+            mu = llama.mirostat_update(kept, token, mu, 3.0, 0.3)
+            want_rows.append(kept)
+            mus.append(mu)
+            acc.append(token)
+            hist.append(token)
+        steps({"config": mcfg, "texts": texts, "encodings": asked}, rows, want_rows, acc, mus,
+              rtoks, 5, stages_want)
+
+# Settings refused as a whole (validate, build_chain), each naming its parameter
+for cfg, named in [({"mirostat": 3}, "mirostat"), ({"mirostat": -1}, "mirostat"),
+                   ({"do_sample": True, "mirostat": 2, "num_beams": 2}, "mirostat"),
+                   ({"mirostat_tau": -1.0}, "mirostat_tau"), ({"mirostat_eta": -0.5}, "mirostat_eta"),
+                   ({"dry_multiplier": -0.1}, "dry_multiplier"), ({"dry_base": 0.9}, "dry_base"),
+                   ({"dry_allowed_length": -1}, "dry_allowed_length"),
+                   ({"dry_penalty_last_n": -3}, "dry_penalty_last_n"),
+                   # breakers without a vocabulary to resolve them against
+                   ({"dry_multiplier": 0.8}, "dry_sequence_breakers")]:
+    add({"kind": "chain", "config": cfg, "scores": [enc(x) for x in FIXED["ties"]], "tokens": [],
+         "prompt_len": 0}, ("error", named))
+# An empty breaker list needs no vocabulary
+chain({"dry_multiplier": 0.8, "dry_sequence_breakers": [""]}, FIXED["ties"],
+      [0, 1, 2, 0, 1, 2, 0, 1], 0)
 
 # --- sampling rule, greedy, generator, scoring ---
 for vname, s in VECTORS.items():
@@ -330,6 +554,17 @@ def main():
             problem = same_scores(got["scores"], want[1])
             if not problem and got["stages"] != want[2]:
                 problem = f"stages {got['stages']} vs {want[2]}"
+        elif case["kind"] == "steps":
+            _, want_rows, mus, stages_want = want
+            for k, (g, w) in enumerate(zip(got["steps"], want_rows)):
+                problem = same_scores(g, w)
+                if problem:
+                    problem = f"step {k}: {problem}"
+                    break
+            if not problem and not np.allclose(got["mus"], mus, rtol=1e-9, atol=1e-9):
+                problem = f"mu {got['mus']} vs {mus}"
+            if not problem and stages_want is not None and got["stages"] != stages_want:
+                problem = f"stages {got['stages']} vs {stages_want}"
         elif case["kind"] == "sample":
             if got["tokens"] != want[1] or got["greedy"] != want[2]:
                 problem = f"tokens {got['tokens']} / {got['greedy']} vs {want[1]} / {want[2]}"

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -14,12 +15,14 @@
 #include "core/error.h"
 #include "decode/choose.h"
 #include "decode/cutoff.h"
+#include "decode/dry.h"
 #include "decode/dynamic_temperature.h"
 #include "decode/generation_config.h"
 #include "decode/inf_nan.h"
 #include "decode/logits_source.h"
 #include "decode/min_length.h"
 #include "decode/min_p.h"
+#include "decode/mirostat.h"
 #include "decode/no_repeat_ngram.h"
 #include "decode/order.h"
 #include "decode/penalties.h"
@@ -71,10 +74,36 @@ std::vector<std::vector<std::int32_t>> id_lists(const json& j) {
   return j.get<std::vector<std::vector<std::int32_t>>>();
 }
 
+// DRY's breakers over a made-up vocabulary: the case gives each token's text ("texts") and the
+// encoding of every breaker rest the resolution may ask for ("encodings").
+std::shared_ptr<const DryBreakers> dry_breakers(const json& p,
+                                                const std::vector<std::string>& breakers) {
+  const auto texts = p.at("texts").get<std::vector<std::string>>();
+  const auto encodings = p.at("encodings").get<std::map<std::string, std::vector<std::int32_t>>>();
+  return std::make_shared<const DryBreakers>(resolve_dry_breakers(
+      breakers, static_cast<std::int32_t>(texts.size()),
+      [&](std::int32_t id) { return texts.at(static_cast<std::size_t>(id)); },
+      [&](std::string_view text) {
+        const auto it = encodings.find(std::string(text));
+        if (it == encodings.end()) ls::fail("no encoding given for '{}'", text);
+        return it->second;
+      }));
+}
+
 std::unique_ptr<LogitsProcessor> make_stage(const json& c, std::int32_t vocab) {
   const std::string stage = c.at("stage");
   const json& p = c.at("params");
   const int keep = p.value("min_keep", 1);
+  if (stage == "dry") {
+    return std::make_unique<Dry>(
+        p.at("multiplier").get<double>(), p.at("base").get<double>(),
+        p.at("allowed_length").get<int>(), p.at("last_n").get<int>(),
+        p.contains("breakers") ? dry_breakers(p, p.at("breakers").get<std::vector<std::string>>())
+                               : nullptr);
+  }
+  if (stage == "mirostat")
+    return std::make_unique<Mirostat>(p.at("version").get<int>(), p.at("tau").get<double>(),
+                                      p.at("eta").get<double>(), vocab);
   if (stage == "temperature" && p.contains("dynatemp_range"))
     return std::make_unique<DynamicTemperature>(p.at("t").get<double>(),
                                                 p.at("dynatemp_range").get<double>(),
@@ -157,6 +186,7 @@ json run_case(const json& c) {
       GenerationConfig config;
       apply_generation_json(config, c.at("config"), "case");
       validate(config);
+      if (c.contains("texts")) config.dry_breakers = dry_breakers(c, config.dry_sequence_breakers);
       ProcessorChain chain = build_chain(config, {vocab, c.value("include_warpers", true), 1});
       json counts = json::array();
       chain.apply_observed(scores, history,
@@ -170,6 +200,41 @@ json run_case(const json& c) {
       out["describe"] = chain.describe();
     }
     out["scores"] = floats_json(scores);
+  } else if (kind == "steps") {
+    // One stage or chain over successive steps: apply to row k with the history so far, then
+    // accept the case's token k (it joins the history): stateful stages such as mirostat.
+    std::vector<std::int32_t> tokens = c.value("tokens", std::vector<std::int32_t>{});
+    const std::size_t prompt_len = c.value("prompt_len", tokens.size());
+    const auto rows = c.at("rows");
+    const auto vocab = static_cast<std::int32_t>(rows.at(0).size());
+    std::unique_ptr<LogitsProcessor> stage;
+    if (c.contains("config")) {
+      GenerationConfig config;
+      apply_generation_json(config, c.at("config"), "case");
+      validate(config);
+      if (c.contains("texts")) config.dry_breakers = dry_breakers(c, config.dry_sequence_breakers);
+      stage = std::make_unique<ProcessorChain>(build_chain(config, {vocab, true, 1}));
+      out["stages"] = static_cast<ProcessorChain&>(*stage).names();
+    } else {
+      stage = make_stage(c, vocab);
+    }
+    json steps = json::array(), describes = json::array(), mus = json::array();
+    const auto accept = c.at("accept").get<std::vector<std::int32_t>>();
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      std::vector<float> scores = floats(rows[k]);
+      stage->apply(scores, {tokens, prompt_len});
+      describes.push_back(stage->describe());
+      steps.push_back(floats_json(scores));
+      stage->accept(accept.at(k));
+      tokens.push_back(accept.at(k));
+      const LogitsProcessor* last = stage.get();
+      if (const auto* chain = dynamic_cast<const ProcessorChain*>(last); chain && !chain->empty())
+        last = chain->stages().back().get();
+      if (const auto* m = dynamic_cast<const Mirostat*>(last)) mus.push_back(m->mu());
+    }
+    out["mus"] = mus;
+    out["steps"] = steps;
+    out["describes"] = describes;
   } else if (kind == "sample") {
     const auto scores = floats(c.at("scores"));
     json tokens = json::array();

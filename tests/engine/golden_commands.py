@@ -27,9 +27,11 @@ PATHS = {"model", "model_a", "model_b", "logits_file", "svg_file", "logits_files
 ADDED = {"best_kept_rank"}
 # llama.cpp's samplers, added after the recording: their settings and their place in "order"
 # (each off here, so the chain and every number are unchanged).
-ADDED_STAGES = {"top_n_sigma", "xtc"}
+ADDED_STAGES = {"top_n_sigma", "xtc", "dry"}
 ADDED_SETTINGS = {"grammar", "top_n_sigma", "dynatemp_range", "dynatemp_exponent",
-                  "xtc_probability", "xtc_threshold"}
+                  "xtc_probability", "xtc_threshold", "mirostat", "mirostat_tau", "mirostat_eta",
+                  "dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n",
+                  "dry_sequence_breakers"}
 
 G = ["--max-new-tokens", "10", "--json", "--top", "6", "--threads", "2"]
 PROMPT = ["--prompt", "Once upon a time"]
