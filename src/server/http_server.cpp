@@ -25,6 +25,8 @@
 #include "server/native_request.h"
 #include "server/native_response.h"
 #include "server/response.h"
+#include "server/responses_request.h"
+#include "server/responses_response.h"
 #include "server/side_by_side.h"
 
 namespace ls::server {
@@ -177,7 +179,8 @@ struct Generation {
   Generation(ParsedRequest r, const engine::LoadedModel& model, std::string id, std::string name)
       : request(std::move(r)),
         builder(request, model, std::move(id), std::move(name), unix_time()),
-        channel(std::make_shared<JobChannel>()) {}
+        channel(std::make_shared<JobChannel>()),
+        sse(request.stream) {}
   // llama-server's native API: its response shapes instead of OpenAI's.
   Generation(NativeRequest r, const engine::LoadedModel& model, std::string id, std::string name,
              int ctx)
@@ -187,7 +190,10 @@ struct Generation {
   ParsedRequest request;
   ResponseBuilder builder;
   std::optional<NativeResponse> native;
+  std::optional<ResponsesStream> responses;            // the Responses API: its items and events
+  std::optional<nlohmann::ordered_json> conversation;  // with store: kept with the Response
   std::shared_ptr<JobChannel> channel;
+  bool sse;  // the answer is an event stream
   Clock::time_point received = Clock::now();
   Clock::time_point first_token{};
   bool finished = false;
@@ -370,6 +376,18 @@ void HttpServer::routes() {
   on_post("/v1/messages", [this](const httplib::Request& req, httplib::Response& res) {
     generate(req, res, Api::messages);
   });
+  on_post("/v1/responses", [this](const httplib::Request& req, httplib::Response& res) {
+    generate(req, res, Api::responses);
+  });
+  on_get(R"(/v1/responses/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    guarded(res, [&] {
+      const std::optional<StoredResponse> r = responses_.find(req.matches[1]);
+      if (!r)
+        throw ApiError(404, fmt::format("no stored response '{}'", req.matches[1].str()),
+                       "response_id", "not_found");
+      send_json(res, r->response);
+    });
+  });
   on_post("/v1/messages/count_tokens",
           [this](const httplib::Request& req, httplib::Response& res) { count_tokens(req, res); });
   on_post("/tokenize",
@@ -545,15 +563,28 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, A
     // Schemas are generated in the order their properties were written: parsed again, keys
     // kept in order, only when a request has one (a Messages request is translated whole).
     nlohmann::ordered_json written;
-    const bool ordered = anthropic || body.contains("response_format") ||
+    const bool ordered = anthropic || api == Api::responses || body.contains("response_format") ||
                          body.contains("json_schema") || body.contains("tools");
     if (ordered) written = nlohmann::ordered_json::parse(req.body, nullptr, false);
     const nlohmann::ordered_json* w = ordered && written.is_object() ? &written : nullptr;
-    const std::string id = random_id(anthropic ? "msg_" : api == Api::chat ? "chatcmpl-" : "cmpl-");
+    const std::string id = random_id(anthropic               ? "msg_"
+                                     : api == Api::responses ? "resp_"
+                                     : api == Api::chat      ? "chatcmpl-"
+                                                             : "cmpl-");
     std::shared_ptr<Generation> g;
     if (api == Api::native) {
       g = std::make_shared<Generation>(parse_native_request(body, limits_, w), model_, id,
                                        limits_.served_name, limits_.ctx);
+    } else if (api == Api::responses) {
+      ResponsesRequest r = parse_responses_request(written, limits_, &responses_);
+      if (r.parsed.keep)
+        r.parsed.jobs[0].keep = store_.create(r.parsed.jobs[0].prompt, r.parsed.jobs[0].config);
+      const bool logprobs = r.parsed.logprobs;
+      g = std::make_shared<Generation>(std::move(r.parsed), model_, id, limits_.served_name);
+      g->sse =
+          r.t.stream;  // the builder streams (parsed.stream) either way: items come from chunks
+      g->responses.emplace(id, limits_.served_name, unix_time(), std::move(r.t.echo), logprobs);
+      if (r.t.store) g->conversation = std::move(r.t.conversation);
     } else {
       ParsedRequest parsed = anthropic          ? parse_messages_request(written, limits_)
                              : api == Api::chat ? parse_chat_request(body, limits_, w)
@@ -571,14 +602,28 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, A
           g->seconds_since(Clock::now()), g->seconds_since(g->first_token),
           g->native ? g->native->completion_tokens() : g->builder.completion_tokens());
     };
-    if (!g->request.stream) {
+    // The Responses API's end: its last events, and the Response stored when asked.
+    const auto end_response = [this, g] {
+      std::string out =
+          g->responses->finish(g->builder.usage_chunk()["usage"], g->builder.reasoning_tokens(),
+                               g->builder.error(), unix_time());
+      if (g->conversation && !g->builder.error()) {
+        nlohmann::ordered_json messages = std::move(*g->conversation);
+        for (auto& m : g->responses->output_messages()) messages.push_back(std::move(m));
+        responses_.put(g->responses->response()["id"], {g->responses->response(), messages});
+      }
+      return out;
+    };
+    if (!g->sse) {
       // A client that has gone cancels its request within a step or two: its sequences and KV
       // blocks go to the requests still waiting.
       const int socket =
           connections_ != nullptr ? connections_->socket_of(req.remote_addr, req.remote_port) : -1;
-      std::vector<json> ignored;
+      std::vector<json> chunks;  // a Responses request's: its items are made from them
       while (!g->done()) {
-        g->pump(std::chrono::milliseconds(100), ignored);
+        g->pump(std::chrono::milliseconds(100), chunks);
+        if (g->responses) g->responses->events(chunks);
+        chunks.clear();
         if (socket >= 0 && !g->done() && peer_closed(socket)) {
           g->channel->cancel();
           metrics_.request_abandoned();
@@ -587,7 +632,9 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, A
       }
       finished();
       if (g->error()) throw ApiError(500, *g->error(), "", "internal_error", "server_error");
-      send_json(res, g->native ? g->native->response()
+      if (g->responses) end_response();
+      send_json(res, g->native      ? g->native->response()
+                     : g->responses ? g->responses->response()
                      : anthropic
                          ? anthropic_message(g->builder.response(), id, g->builder.stop_string(0))
                          : g->builder.response());
@@ -599,11 +646,14 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, A
     auto events = anthropic ? std::make_shared<MessagesStream>(id, limits_.served_name) : nullptr;
     res.set_chunked_content_provider(
         "text/event-stream",
-        [g, finished, events](std::size_t, httplib::DataSink& sink) {
+        [g, finished, events, end_response](std::size_t, httplib::DataSink& sink) {
           std::vector<json> chunks;
           g->pump(std::chrono::milliseconds(100), chunks);
           std::string out;
-          if (events) {
+          if (g->responses) {
+            out = g->responses->events(chunks);
+            if (g->builder.done()) out += end_response();
+          } else if (events) {
             const json usage = g->builder.usage_chunk()["usage"];
             out = events->events(chunks, usage);
             if (g->builder.done())
@@ -618,7 +668,7 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, A
               out +=
                   "error: " + dump(error_json(*g->error(), "server_error", "", "internal_error")) +
                   "\n\n";
-          } else if (!events && g->builder.done()) {
+          } else if (!events && !g->responses && g->builder.done()) {
             if (g->builder.error()) {
               out += "data: " +
                      dump(error_json(*g->builder.error(), "server_error", "", "internal_error")) +

@@ -15,6 +15,7 @@
 #include "server/generation_store.h"
 #include "server/metrics.h"
 #include "server/request.h"
+#include "server/response_store.h"
 #include "server/scheduler.h"
 
 namespace httplib {
@@ -54,8 +55,8 @@ class HttpServer {
 
  private:
   void routes();
-  // OpenAI chat / completions, Anthropic messages, llama-server native completion
-  enum class Api { chat, completions, messages, native };
+  // OpenAI chat / completions / responses, Anthropic messages, llama-server native completion
+  enum class Api { chat, completions, messages, native, responses };
   void generate(const httplib::Request& req, httplib::Response& res, Api api);
   void count_tokens(const httplib::Request& req, httplib::Response& res);
   void tokenize(const httplib::Request& req, httplib::Response& res);
@@ -70,6 +71,7 @@ class HttpServer {
   const engine::LoadedModel& model_;
   Scheduler& scheduler_;
   GenerationStore& store_;
+  ResponseStore responses_;  // the Responses API's stored responses (previous_response_id)
   ServerLimits limits_;
   HttpOptions options_;
   std::unique_ptr<httplib::Server> http_;

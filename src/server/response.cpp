@@ -165,7 +165,13 @@ void ResponseBuilder::add_split(std::size_t index, const chat::ReasoningDelta& d
                                            {"logprobs", take_logprobs(c)},
                                            {"finish_reason", nullptr}}})));
   }
-  if (!d.content.empty()) add_content(index, d.content, chunks);
+  if (!d.content.empty()) {
+    // The token whose text began the answer was counted as a thinking one (a token's event
+    // comes before its text's).
+    if (!c.answered && c.thinking_tokens > 0) --c.thinking_tokens;
+    c.answered = true;
+    add_content(index, d.content, chunks);
+  }
 }
 
 void ResponseBuilder::add_content(std::size_t index, const std::string& text,
@@ -274,6 +280,7 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
           Choice& c = choices_[base + e.choice];
           ++c.tokens;
           ++tokens_seen_;
+          if (c.reasoning_splitter && !c.answered) ++c.thinking_tokens;
           if (!request_.logprobs || e.eos) return;
           json entry = logprob_entry(e.token, c.text_chars);
           c.logprobs.push_back(entry);
@@ -321,6 +328,13 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
 std::size_t ResponseBuilder::completion_tokens() const {
   std::size_t n = 0;
   for (const auto& c : choices_) n += c.tokens;
+  return n;
+}
+
+std::size_t ResponseBuilder::reasoning_tokens() const {
+  std::size_t n = 0;
+  for (const auto& c : choices_)
+    if (!c.reasoning.empty()) n += c.thinking_tokens;
   return n;
 }
 

@@ -33,6 +33,9 @@ class ResponseBuilder {
   std::size_t first_token_count() const { return tokens_seen_; }  // tokens so far (TTFT)
   // The stop string that ended choice `index` ("" when none did: EOS, length, a tool call).
   const std::string& stop_string(std::size_t index) const { return choices_.at(index).stop; }
+  // Tokens of thinking templates' reasoning blocks: those generated before the answer's first
+  // character, in choices that wrote reasoning (the Responses API's reasoning_tokens).
+  std::size_t reasoning_tokens() const;
 
   nlohmann::json response() const;     // the whole non-streamed object
   nlohmann::json usage_chunk() const;  // the include_usage chunk
@@ -49,7 +52,9 @@ class ResponseBuilder {
     std::string finish;
     std::string stop;  // the stop string that ended it, if one did
     std::size_t tokens = 0;
-    std::size_t text_chars = 0;  // code points so far (legacy text_offset)
+    std::size_t text_chars = 0;       // code points so far (legacy text_offset)
+    std::size_t thinking_tokens = 0;  // tokens before the answer began (reasoning_tokens)
+    bool answered = false;            // the answer (or a tool call) has begun
   };
 
   nlohmann::json chunk(nlohmann::json choices) const;
