@@ -192,6 +192,9 @@ const std::vector<Field>& fields() {
     t.push_back(scalar(info("xtc_threshold", "--xtc-threshold",
                             "llama.cpp: XTC removes all but the last token at or above this"),
                        Kind::f64, &C::xtc_threshold));
+    t.push_back(scalar(
+        info("min_keep", "--min-keep", "llama.cpp: the truncations keep at least this many tokens"),
+        Kind::i32, &C::min_keep));
     t.push_back(
         scalar(info("mirostat", "--mirostat",
                     "llama.cpp: mirostat version 1 or 2, replacing the truncations (0: off)"),
@@ -211,6 +214,10 @@ const std::vector<Field>& fields() {
     t.push_back(scalar(info("frequency_penalty", "--frequency-penalty",
                             "OpenAI: subtract per occurrence in the output"),
                        Kind::f64, &C::frequency_penalty));
+    t.push_back(scalar(info("repeat_last_n", "--repeat-last-n",
+                            "llama.cpp: the penalties count the last n tokens of prompt + output "
+                            "(-1: as above)"),
+                       Kind::i32, &C::repeat_last_n));
     t.push_back(scalar(info("no_repeat_ngram_size", "--no-repeat-ngram-size",
                             "never repeat an n-gram of this size (0: off)"),
                        Kind::i32, &C::no_repeat_ngram_size));

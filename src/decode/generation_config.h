@@ -55,6 +55,9 @@ struct GenerationConfig {
   // llama.cpp's XTC (probability 0: off); its coin comes from the seed (xtc.h).
   double xtc_probability = 0.0;
   double xtc_threshold = 0.1;
+  // llama.cpp's min_keep: the truncations (top_p, min_p, typical_p, epsilon/eta, XTC) keep at
+  // least this many tokens (0 and 1: one).
+  int min_keep = 0;
   // llama.cpp's mirostat (0: off; 1 or 2: the version), its target surprise in bits and its
   // learning rate. On, it replaces the truncation warpers (order.h).
   int mirostat = 0;
@@ -64,6 +67,10 @@ struct GenerationConfig {
   double repetition_penalty = 1.0;
   double presence_penalty = 0.0;
   double frequency_penalty = 0.0;
+  // llama.cpp's penalty window: -1 counts as above (repetition over prompt + generated,
+  // presence and frequency over generated); n >= 0 makes all three count the last n tokens of
+  // prompt + generated, as llama.cpp's penalties sampler (0: none).
+  int repeat_last_n = -1;
   int no_repeat_ngram_size = 0;
   // llama.cpp's DRY (multiplier 0: off; penalty_last_n -1: the whole history, 0: off) and its
   // sequence breakers, llama.cpp's defaults.

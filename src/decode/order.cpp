@@ -159,20 +159,20 @@ namespace {
 std::unique_ptr<LogitsProcessor> make_stage(const std::string& name, const GenerationConfig& c,
                                             const ChainOptions& o) {
   const bool llama = c.order_preset == OrderPreset::llama_cpp;
-  const int keep = o.min_tokens_to_keep;
+  const int keep = std::max(o.min_tokens_to_keep, c.min_keep);
   if (name == "sequence_bias" && (!c.sequence_bias.empty() || !c.logit_bias.empty())) {
     std::vector<BiasedSequence> all = c.sequence_bias;
     for (auto [id, bias] : c.logit_bias) all.push_back({{id}, bias});
     return std::make_unique<SequenceBias>(std::move(all), o.vocab_size);
   }
   if (name == "repetition_penalty" && c.repetition_penalty != 1.0) {
-    return std::make_unique<RepetitionPenalty>(c.repetition_penalty);
+    return std::make_unique<RepetitionPenalty>(c.repetition_penalty, c.repeat_last_n);
   }
   if (name == "presence_penalty" && c.presence_penalty != 0.0) {
-    return std::make_unique<PresencePenalty>(c.presence_penalty);
+    return std::make_unique<PresencePenalty>(c.presence_penalty, c.repeat_last_n);
   }
   if (name == "frequency_penalty" && c.frequency_penalty != 0.0) {
-    return std::make_unique<FrequencyPenalty>(c.frequency_penalty);
+    return std::make_unique<FrequencyPenalty>(c.frequency_penalty, c.repeat_last_n);
   }
   if (name == "dry" && dry_active(c)) {
     if (dry_needs_breakers(c) &&
@@ -219,7 +219,9 @@ std::unique_ptr<LogitsProcessor> make_stage(const std::string& name, const Gener
   }
   if (name == "top_n_sigma" && c.top_n_sigma > 0.0)
     return std::make_unique<TopNSigma>(c.top_n_sigma);
-  if (name == "top_k" && c.top_k != 0) return std::make_unique<TopK>(c.top_k, keep, !llama);
+  // llama.cpp's top_k ignores min_keep (transformers' keeps at least min_tokens_to_keep).
+  if (name == "top_k" && c.top_k != 0)
+    return std::make_unique<TopK>(c.top_k, llama ? o.min_tokens_to_keep : keep, !llama);
   if (name == "top_p" && c.top_p < 1.0) {
     return std::make_unique<TopP>(c.top_p, keep, llama ? TopPRule::llama_cpp : TopPRule::hf);
   }

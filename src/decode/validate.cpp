@@ -70,6 +70,9 @@ void validate(const GenerationConfig& c) {
   check(c, "frequency_penalty", c.frequency_penalty, std::isfinite(c.frequency_penalty),
         "a finite number");
   check(c, "length_penalty", c.length_penalty, std::isfinite(c.length_penalty), "a finite number");
+  check(c, "repeat_last_n", c.repeat_last_n, c.repeat_last_n >= -1,
+        ">= -1 (-1: the default span, 0: the penalties see no tokens)");
+  check(c, "min_keep", c.min_keep, c.min_keep >= 0, ">= 0");
   check(c, "no_repeat_ngram_size", c.no_repeat_ngram_size, c.no_repeat_ngram_size >= 0, ">= 0");
   check(c, "max_new_tokens", c.max_new_tokens, c.max_new_tokens >= 1, ">= 1");
   check(c, "max_length", c.max_length, c.max_length >= 0, ">= 0");

@@ -257,7 +257,7 @@ bool penalty_interval(Boundary& b, StepChain& chain, const GenerationConfig& con
                       std::int32_t chosen) {
   if (config.typical_p < 1 || config.epsilon_cutoff > 0 || config.eta_cutoff > 0 ||
       config.top_n_sigma > 0 || config.dynatemp_range > 0 || config.xtc_probability > 0 ||
-      config.dry_multiplier > 0)
+      config.dry_multiplier > 0 || config.repeat_last_n >= 0 || config.min_keep > 1)
     return false;
   const bool greedy = chain.mode == decode::DecodeMode::greedy;
   const std::vector<std::string> order = decode::resolve_order(config);

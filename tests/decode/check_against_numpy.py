@@ -344,6 +344,11 @@ def ref_chain(s, cfg, toks, prompt_len, heads=None, mu=None):
         order = [next(it) if name in wanted else name for name in order]
     is_llama = preset == "llama.cpp"
     gen = toks[prompt_len:]
+    # repeat_last_n >= 0 (llama.cpp's window): all three penalties count the last n tokens of
+    # prompt + generated; -1: repetition over all, presence and frequency over generated.
+    last_n = cfg.get("repeat_last_n", -1)
+    window = (toks[len(toks) - last_n:] if last_n > 0 else []) if last_n >= 0 else None
+    keep = max(1, cfg.get("min_keep", 0))
     applied = []
     for name in order:
         if mirostat and ((name in WARPERS and name != "temperature") or
@@ -359,11 +364,13 @@ def ref_chain(s, cfg, toks, prompt_len, heads=None, mu=None):
                           cfg.get("dry_allowed_length", 2), cfg.get("dry_penalty_last_n", -1),
                           heads or {})
         elif name == "repetition_penalty" and cfg.get("repetition_penalty", 1.0) != 1.0:
-            s = hf.repetition_penalty(s, toks, cfg["repetition_penalty"])
+            s = hf.repetition_penalty(s, toks if window is None else window,
+                                      cfg["repetition_penalty"])
         elif name == "presence_penalty" and cfg.get("presence_penalty", 0.0) != 0.0:
-            s = hf.presence_penalty(s, gen, cfg["presence_penalty"])
+            s = hf.presence_penalty(s, gen if window is None else window, cfg["presence_penalty"])
         elif name == "frequency_penalty" and cfg.get("frequency_penalty", 0.0) != 0.0:
-            s = hf.frequency_penalty(s, gen, cfg["frequency_penalty"])
+            s = hf.frequency_penalty(s, gen if window is None else window,
+                                     cfg["frequency_penalty"])
         elif name == "temperature" and cfg.get("dynatemp_range", 0.0) > 0:
             s = llama.dynatemp(s, cfg.get("temperature", 1.0), cfg["dynatemp_range"],
                                cfg.get("dynatemp_exponent", 1.0))
@@ -372,16 +379,18 @@ def ref_chain(s, cfg, toks, prompt_len, heads=None, mu=None):
         elif name == "top_n_sigma" and cfg.get("top_n_sigma", -1.0) > 0:
             s = llama.top_n_sigma(s, cfg["top_n_sigma"])
         elif name == "top_k" and cfg.get("top_k", 50) != 0:
-            s = hf.top_k(s, cfg.get("top_k", 50), 1, not is_llama)
+            # llama.cpp's top_k ignores min_keep
+            s = hf.top_k(s, cfg.get("top_k", 50), 1 if is_llama else keep, not is_llama)
         elif name == "top_p" and cfg.get("top_p", 1.0) < 1.0:
-            s = hf.top_p_llama(s, cfg["top_p"]) if is_llama else hf.top_p(s, cfg["top_p"])
+            s = hf.top_p_llama(s, cfg["top_p"], keep) if is_llama else \
+                hf.top_p(s, cfg["top_p"], keep)
         elif name == "min_p" and cfg.get("min_p", 0.0) > 0:
-            s = hf.min_p(s, cfg["min_p"])
+            s = hf.min_p(s, cfg["min_p"], keep)
         elif name == "typical_p" and cfg.get("typical_p", 1.0) < 1.0:
-            s = hf.typical_p(s, cfg["typical_p"])
+            s = hf.typical_p(s, cfg["typical_p"], keep)
         elif name == "xtc" and cfg.get("xtc_probability", 0.0) > 0 and \
                 cfg.get("xtc_threshold", 0.1) <= 0.5:
-            s = llama.xtc(s, cfg["xtc_probability"], cfg.get("xtc_threshold", 0.1), 1,
+            s = llama.xtc(s, cfg["xtc_probability"], cfg.get("xtc_threshold", 0.1), keep,
                           llama.xtc_coin(cfg.get("seed", 0), 0, len(gen)))
         else:
             continue
@@ -429,6 +438,13 @@ for preset in ("hf", "vllm", "llama.cpp"):
         chain(dict(cfg, top_k=0, top_p=1.0, min_p=0.0, xtc_probability=1.0, xtc_threshold=0.05),
               s, toks, 5)
         chain(dict(cfg, top_k=0, xtc_probability=0.5, xtc_threshold=0.02, seed=9), s, toks, 5)
+        # llama.cpp's penalty window (the last n of prompt + generated) and min_keep
+        for n in (0, 1, 4, 9, 40):
+            chain(dict(cfg, repeat_last_n=n), s, toks, 5)
+        for k in (2, 3, 6):
+            chain(dict(cfg, top_k=0, min_keep=k, top_p=0.2, min_p=0.6, typical_p=0.5), s, toks, 5)
+            chain(dict(cfg, top_k=1, min_keep=k, xtc_probability=1.0, xtc_threshold=0.01), s,
+                  toks, 5)
         # DRY with the penalties (default breakers over a made-up vocabulary), then mirostat: the
         # truncations leave, and in llama.cpp's preset the penalties and DRY too
         dv = dry_setup(len(s), DEFAULT_BREAKERS)

@@ -31,7 +31,7 @@ ADDED_STAGES = {"top_n_sigma", "xtc", "dry"}
 ADDED_SETTINGS = {"grammar", "top_n_sigma", "dynatemp_range", "dynatemp_exponent",
                   "xtc_probability", "xtc_threshold", "mirostat", "mirostat_tau", "mirostat_eta",
                   "dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n",
-                  "dry_sequence_breakers"}
+                  "dry_sequence_breakers", "repeat_last_n", "min_keep"}
 
 G = ["--max-new-tokens", "10", "--json", "--top", "6", "--threads", "2"]
 PROMPT = ["--prompt", "Once upon a time"]
