@@ -43,7 +43,8 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
     // Where the value comes from when the flag is absent: the model's generation_config.json
     // if it sets the field, else transformers' GenerationConfig default.
     const bool none = field.default_value == "[]" || field.default_value == "{}" ||
-                      field.default_value == "-1" || field.default_value == "null";
+                      (field.default_value == "-1" && name != "dry_penalty_last_n") ||
+                      field.default_value == "null";
     help += none ? " (default: generation_config.json, else unset)"
                  : fmt::format(" (default: generation_config.json, else {})", field.default_value);
     // The GenerationConfig name as Python writes it is an alias: --max_new_tokens, --do_sample.

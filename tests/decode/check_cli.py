@@ -5,7 +5,9 @@
   the stage's top list when the pool fits in it (numpy), and greedy picks the raw argmax;
 - `score` (one forward pass over all positions) gives the same per-token raw logprobs as the
   generation trace (incremental decoding), within float tolerance;
-- a stop string is never printed and ends generation.
+- a stop string is never printed and ends generation;
+- mirostat's mu follows its update rule through the trace, and bad DRY/mirostat values are
+  errors naming the flag and the range.
 
 usage: /usr/bin/python3 check_cli.py PATH/TO/logitscope   (exit 77 = skipped: no tokenizer)"""
 import json
@@ -108,6 +110,38 @@ def main():
                   f"stop string {stop!r}: printed {printed!r}")
         else:
             failures.append(f"sampled text too short for the stop test: {text!r}")
+
+        # llama.cpp's mirostat and DRY (breakers resolved against the real vocabulary): the
+        # truncations leave the chain, and mirostat's mu, shown in its stage's description,
+        # starts at 2 tau and moves after each step by eta (tau - the chosen token's surprise in
+        # bits in the distribution it was drawn from).
+        tau, eta = 3.0, 0.2
+        miro = lines(run(exe, "generate", "--model", model, "--prompt", "a: b: a: b: a: b:",
+                         "--max-new-tokens", "8", "--json", "--do-sample", "true",
+                         "--temperature", "0.9", "--top-k", "5", "--top-p", "0.5",
+                         "--repetition-penalty", "1.0", "--mirostat", "2", "--mirostat-tau",
+                         str(tau), "--mirostat-eta", str(eta), "--dry-multiplier", "0.8",
+                         "--seed", "5"))
+        check(miro[0]["stages"] == ["dry", "temperature", "mirostat"],
+              f"mirostat chain {miro[0]['stages']}")
+        mu = 2 * tau
+        for s in miro[1:-1]:
+            desc = s["stages"][-1]["description"]
+            got_mu = float(desc.split("mu=")[1].rstrip(")"))
+            check(abs(got_mu - mu) < 1e-4 * max(1.0, abs(mu)), f"mu at step {s['step']}: {desc}, want {mu}")
+            mu -= eta * (-np.log2(s["chosen"]["prob"]) - tau)
+        for args, named in ((["--mirostat", "3"], "--mirostat must be 0 (off), 1 or 2"),
+                            (["--mirostat", "1", "--num-beams", "2"],
+                             "--mirostat (1) cannot be used with beam search"),
+                            (["--mirostat-tau", "-1"], "--mirostat-tau must be a finite number >= 0"),
+                            (["--mirostat-eta", "nan"], "--mirostat-eta must be"),
+                            (["--dry-multiplier", "-1"], "--dry-multiplier must be a finite number >= 0"),
+                            (["--dry-base", "0.5"], "--dry-base must be a finite number >= 1"),
+                            (["--dry-allowed-length", "-1"], "--dry-allowed-length must be >= 0"),
+                            (["--dry-penalty-last-n", "-2"], "--dry-penalty-last-n must be >= -1")):
+            r = subprocess.run([exe, "generate", "--model", model, "--prompt", "x",
+                                "--max-new-tokens", "1", *args], capture_output=True, text=True)
+            check(r.returncode != 0 and named in r.stderr, f"{args}: {r.stderr.strip()}")
 
     print(f"{len(steps)} traced steps, {replayed} replayed from their draws; "
           f"score vs trace max |diff| {np.abs(got - want).max():.2e}")
