@@ -198,9 +198,49 @@ void refuse_unsupported(const json& b) {
   refuse_unless("grammar_lazy", false, "lazy grammars are not supported");
   refuse_unless("grammar_triggers", json::array(), "lazy grammars are not supported");
   refuse_unless("input_extra", json::array(), "fill-in-the-middle is not supported");
-  refuse_unless("mirostat", 0, "mirostat is not supported yet");
-  refuse_unless("dry_multiplier", 0, "DRY is not supported yet");
-  refuse_unless("min_keep", 0, "min_keep is not supported yet");
+}
+
+// An integer field of llama-server's over `member`.
+void read_int(const json& b, const char* name, int& member, std::int64_t lo, std::int64_t hi,
+              decode::GenerationConfig& c) {
+  if (const json* v = field(b, name)) {
+    member = static_cast<int>(integer(*v, name, lo, hi));
+    mark(c, name);
+  }
+}
+
+// The penalties, DRY, mirostat and min_keep. A window of -1 is the whole context, as there.
+void read_llama_samplers(const json& b, decode::GenerationConfig& c, const ServerLimits& limits) {
+  read_number(b, "repeat_penalty", c.repetition_penalty, 0, 100, c);
+  if (c.repetition_penalty == 0) bad("repeat_penalty", "'repeat_penalty' must be above 0");
+  read_number(b, "presence_penalty", c.presence_penalty, -100, 100, c);
+  read_number(b, "frequency_penalty", c.frequency_penalty, -100, 100, c);
+  c.repeat_last_n = 64;
+  read_int(b, "repeat_last_n", c.repeat_last_n, -1, std::numeric_limits<std::int32_t>::max(), c);
+  if (c.repeat_last_n == -1) c.repeat_last_n = limits.ctx;
+  read_number(b, "dry_multiplier", c.dry_multiplier, 0, 1e6, c);
+  if (const json* v = field(b, "dry_base")) {
+    c.dry_base = number(*v, "dry_base", 0, 1e6);
+    if (c.dry_base < 1) c.dry_base = 1.75;  // llama-server puts its default back below 1
+    mark(c, "dry_base");
+  }
+  read_int(b, "dry_allowed_length", c.dry_allowed_length, 0,
+           std::numeric_limits<std::int32_t>::max(), c);
+  read_int(b, "dry_penalty_last_n", c.dry_penalty_last_n, -1,
+           std::numeric_limits<std::int32_t>::max(), c);
+  if (const json* v = field(b, "dry_sequence_breakers")) {
+    if (!v->is_array() || v->empty() || v->size() > 64)
+      bad("dry_sequence_breakers", "'dry_sequence_breakers' must be a list of 1 to 64 strings");
+    c.dry_sequence_breakers.clear();
+    for (std::size_t i = 0; i < v->size(); ++i)
+      c.dry_sequence_breakers.push_back(
+          string((*v)[i], fmt::format("dry_sequence_breakers[{}]", i)));
+    mark(c, "dry_sequence_breakers");
+  }
+  read_int(b, "mirostat", c.mirostat, 0, 2, c);
+  read_number(b, "mirostat_tau", c.mirostat_tau, 0, 1e6, c);
+  read_number(b, "mirostat_eta", c.mirostat_eta, 0, 1e6, c);
+  read_int(b, "min_keep", c.min_keep, 0, limits.model->model().config().vocab_size, c);
 }
 
 }  // namespace
@@ -289,14 +329,7 @@ NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
   read_number(b, "xtc_probability", c.xtc_probability, 0, 1, c);
   read_number(b, "xtc_threshold", c.xtc_threshold, 0, 1, c);
   read_number(b, "top_n_sigma", c.top_n_sigma, -1, 100, c);
-  read_number(b, "repeat_penalty", c.repetition_penalty, 0, 100, c);
-  read_number(b, "presence_penalty", c.presence_penalty, -100, 100, c);
-  read_number(b, "frequency_penalty", c.frequency_penalty, -100, 100, c);
-  if (c.repetition_penalty == 0) bad("repeat_penalty", "'repeat_penalty' must be above 0");
-  if (c.repetition_penalty != 1 || c.presence_penalty != 0 || c.frequency_penalty != 0)
-    bad("repeat_penalty",
-        "llama.cpp's penalties (repeat_penalty, presence_penalty, frequency_penalty over "
-        "repeat_last_n tokens) are not supported yet on /completion: use /v1/completions");
+  read_llama_samplers(b, c, limits);
   if (const json* v = field(b, "logit_bias")) {
     read_logit_bias(*v, c, limits);
     mark(c, "logit_bias");
@@ -345,6 +378,7 @@ NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
       c.repetition_penalty = 1;
       c.presence_penalty = c.frequency_penalty = 0;
     }
+    if (!named("dry")) c.dry_multiplier = 0;
     if (!named("top_k")) c.top_k = 0;
     if (!named("typical_p")) c.typical_p = 1;
     if (!named("top_p")) c.top_p = 1;
@@ -355,10 +389,10 @@ NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
       c.temperature = 1;
       c.dynatemp_range = 0;
     }
-    // Stages the preset does not order (dry before it lands) are refused by resolve_order.
     mark(c, "order");
   }
   c.constraint = request_constraint(b, false, nullptr, limits, false, written);
+  limits.model->resolve_dry(c);
 
   const auto prompts = read_prompts(b, limits);
   // n_predict (or max_tokens): -1 runs to the end of the context, 0 only evaluates the prompt.
@@ -413,9 +447,19 @@ NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
       {"xtc_threshold", c.xtc_threshold},
       {"typical_p", c.typical_p},
       {"top_n_sigma", c.top_n_sigma},
+      {"repeat_last_n", c.repeat_last_n},
       {"repeat_penalty", c.repetition_penalty},
       {"presence_penalty", c.presence_penalty},
       {"frequency_penalty", c.frequency_penalty},
+      {"dry_multiplier", c.dry_multiplier},
+      {"dry_base", c.dry_base},
+      {"dry_allowed_length", c.dry_allowed_length},
+      {"dry_penalty_last_n", c.dry_penalty_last_n},
+      {"dry_sequence_breakers", c.dry_sequence_breakers},
+      {"mirostat", c.mirostat},
+      {"mirostat_tau", c.mirostat_tau},
+      {"mirostat_eta", c.mirostat_eta},
+      {"min_keep", c.min_keep},
       {"stop", c.stop_strings},
       {"max_tokens", n_predict},
       {"ignore_eos", field(b, "ignore_eos") != nullptr && boolean(*field(b, "ignore_eos"), "")},

@@ -5,6 +5,8 @@ tests/decode/{hf,llama}_formulas.py:
   - the defaults (top_k 40, top_p 0.95 by llama.cpp's rule, min_p 0.05, temperature 0.8 last):
     post_sampling_probs lists exactly the kept tokens, best first, with numpy's probabilities;
   - `samplers` (a list of names, or letters) runs the named samplers in its order and no others;
+  - the penalties over repeat_last_n, DRY, mirostat 1 and 2 (mu carried over the steps) and
+    min_keep;
   - n_probs without post_sampling_probs: the model's own softmax (llama-server's pre-sampling);
   - logit_bias in its list forms ([id, bias], [id, false], [text, bias]) and ignore_eos;
   - stop words (stop_type "word", stopping_word), n_predict 0 and -1, several prompts, mixed
@@ -21,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "decode"))
 import hf_formulas as hf  # noqa: E402
+import llama_formulas as llama  # noqa: E402
 from server_util import EOS, Checker, Server, obj, run_main  # noqa: E402
 
 c = Checker()
@@ -70,14 +73,17 @@ def llama_chain(row, stages):
 
 
 def check_post_sampling(label, j, prompt, stages, n_probs):
-    """Every step's top_probs against numpy's chain on the CLI's logits of the same tokens."""
+    """Every step's top_probs against numpy's chain on the CLI's logits of the same tokens.
+    `stages`: a list of (name, value), or a function (row, history, step) -> scores."""
     probs = j.get("completion_probabilities") or []
     tokens = [e["id"] for e in probs]
     c.check(f"{label}: one entry per generated token", len(probs) == j["tokens_predicted"] > 0,
             j.get("tokens_predicted"))
     rows = cli_rows(prompt + tokens)
     for k, entry in enumerate(probs):
-        p = softmax_kept(llama_chain(rows[len(prompt) - 1 + k], stages))
+        row = rows[len(prompt) - 1 + k]
+        p = softmax_kept(stages(row, prompt + tokens[:k], k) if callable(stages)
+                         else llama_chain(row, stages))
         kept = [int(t) for t in np.argsort(-p, kind="stable") if p[t] > 0][:n_probs]
         got = [e["id"] for e in entry["top_probs"]]
         c.check(f"{label} step {k}: top_probs are the kept tokens, best first "
@@ -135,6 +141,65 @@ def test_samplers(s):
             c.check(f"samplers {samplers}: answered", False, j)
             continue
         check_post_sampling(f"samplers {samplers}", j, PROMPT, stages, 40)
+
+
+def test_llama_only(s):
+    """The penalties over repeat_last_n, DRY, mirostat (mu carried over the steps) and min_keep,
+    against tests/decode/llama_formulas.py; the prompt repeats so that they act."""
+    prompt = PROMPT + [785, 3974, 13876, 785, 3974]
+    no_cut = {"top_k": 0, "top_p": 1, "min_p": 0}
+
+    def penalties(row, hist, last_n, rep, freq, pres):
+        w = hist[len(hist) - last_n:] if last_n > 0 else []
+        x = hf.repetition_penalty(row, w, rep)
+        return hf.presence_penalty(hf.frequency_penalty(x, w, freq), w, pres)
+
+    for last_n in (3, 64, -1):
+        body = {"prompt": prompt, "n_predict": 4, "n_probs": 60, "post_sampling_probs": True,
+                "seed": 4, "repeat_penalty": 1.6, "frequency_penalty": 0.4,
+                "presence_penalty": 0.3, "repeat_last_n": last_n, "top_k": 60, "top_p": 1,
+                "min_p": 0, "temperature": 0.9}
+        j = obj(s.post(NATIVE, body))
+        n = 256 if last_n == -1 else last_n  # -1: the context (--ctx 256)
+        check_post_sampling(
+            f"penalties over the last {last_n}", j, prompt,
+            lambda row, hist, k: llama_chain(penalties(row, hist, n, 1.6, 0.4, 0.3),
+                                             [("top_k", 60), ("temperature", 0.9)]), 60)
+    # DRY with a breaker no token of this text holds: the runs reach back unbroken.
+    for allowed, last_n in ((1, -1), (2, 6)):
+        body = {"prompt": prompt, "n_predict": 4, "n_probs": 60, "post_sampling_probs": True,
+                "seed": 6, "dry_multiplier": 1.5, "dry_base": 1.5, "dry_allowed_length": allowed,
+                "dry_penalty_last_n": last_n, "dry_sequence_breakers": ["@@"], "top_k": 60,
+                "top_p": 1, "min_p": 0, "temperature": 1}
+        j = obj(s.post(NATIVE, body))
+        check_post_sampling(
+            f"DRY allowed {allowed}, last {last_n}", j, prompt,
+            lambda row, hist, k: llama_chain(llama.dry(row, hist, 1.5, 1.5, allowed, last_n, {}),
+                                             [("top_k", 60)]), 60)
+    # Mirostat: temperature, then mirostat with mu from 2 tau, moved by each chosen token.
+    for version in (1, 2):
+        body = {"prompt": PROMPT, "n_predict": 5, "n_probs": 200, "post_sampling_probs": True,
+                "seed": 8, "mirostat": version, "mirostat_tau": 6.0, "mirostat_eta": 0.5,
+                "temperature": 1.2, **no_cut}
+        j = obj(s.post(NATIVE, body))
+        tokens = [e["id"] for e in j.get("completion_probabilities") or []]
+        mus = [12.0]
+        rows = cli_rows(PROMPT + tokens)
+        for k, t in enumerate(tokens[:-1]):
+            row = (rows[len(PROMPT) - 1 + k].astype(np.float64) / 1.2).astype(np.float32)
+            kept = llama.mirostat_keep(row, version, mus[-1], len(row))
+            mus.append(llama.mirostat_update(kept, t, mus[-1], 6.0, 0.5))
+
+        def miro(row, hist, k, version=version):
+            x = (row.astype(np.float64) / 1.2).astype(np.float32)
+            return llama.mirostat_keep(x, version, mus[k], len(row))
+        check_post_sampling(f"mirostat {version} (mu {[round(m, 3) for m in mus]})", j, PROMPT,
+                            miro, 200)
+    body = {"prompt": PROMPT, "n_predict": 3, "n_probs": 20, "post_sampling_probs": True,
+            "seed": 9, "min_keep": 7, "top_k": 0, "top_p": 0.05, "min_p": 0.9, "temperature": 1}
+    j = obj(s.post(NATIVE, body))
+    check_post_sampling("min_keep 7 under top_p 0.05 and min_p 0.9", j, PROMPT,
+                        lambda row, hist, k: hf.min_p(hf.top_p_llama(row, 0.05, 7), 0.9, 7), 20)
 
 
 def test_raw_probs(s):
@@ -272,6 +337,7 @@ def run(binary, model, servers):
     servers.append(s)
     c.section("defaults, post-sampling probabilities", test_defaults, s)
     c.section("samplers order", test_samplers, s)
+    c.section("penalties, DRY, mirostat, min_keep", test_llama_only, s)
     c.section("pre-sampling probabilities", test_raw_probs, s)
     c.section("logit_bias and ignore_eos", test_logit_bias, s)
     c.section("response shapes", test_shapes, s)
