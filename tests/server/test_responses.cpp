@@ -1,0 +1,667 @@
+// OpenAI's Responses API without HTTP (src/server/responses_*.cpp, response_store.cpp): every
+// input item translated to the chat messages the template renders, the same prompt as the
+// equivalent chat request, tools, tool_choice, text.format and include mapped to the chat
+// fields, previous_response_id over the store, each bad or unsupported field refused naming it,
+// chat chunks turned into the Response and its events (text, logprobs, function calls,
+// reasoning, cut replies, failures), and damaged bodies raising ApiError only.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "server/response.h"
+#include "server/responses_request.h"
+#include "server/responses_response.h"
+#include "server_fixture.h"
+
+namespace ls::server {
+namespace {
+
+using nlohmann::json;
+using ordered = nlohmann::ordered_json;
+
+class ResponsesTest : public test::ServerFixture<test::TinyModel> {
+ protected:
+  static ordered body(ordered extra = ordered::object()) {
+    ordered b = {{"model", "tiny"}, {"max_output_tokens", 8}, {"input", "Hello"}};
+    for (auto& [k, v] : extra.items()) b[k] = v;
+    return b;
+  }
+  // The ApiError `b` raises: its param, and a check that the message names it too.
+  std::string param_of(const ordered& b, std::string* code = nullptr) {
+    try {
+      parse_responses_request(b, limits(512), &store_);
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status == 404 ? 404 : 400, e.status) << b.dump();
+      EXPECT_NE(std::string(e.what()).find(e.param), std::string::npos)
+          << "the message does not name " << e.param << ": " << e.what();
+      if (code != nullptr) *code = e.code;
+      return e.param;
+    }
+    ADD_FAILURE() << "accepted: " << b.dump();
+    return "";
+  }
+  ResponseStore store_{4};
+};
+
+const ordered kTools = ordered::array(
+    {{{"type", "function"},
+      {"name", "get_weather"},
+      {"description", "Weather of a city"},
+      {"parameters",
+       {{"type", "object"},
+        {"properties", {{"city", {{"type", "string"}}}, {"days", {{"type", "integer"}}}}},
+        {"required", {"city"}}}},
+      {"strict", true}}});
+
+// Every item type: a developer message with parts, a user message, an assistant's message and
+// two calls, their outputs (a string, input_text parts), reasoning (dropped), a user message.
+ordered conversation() {
+  return ordered::array(
+      {{{"role", "developer"},
+        {"content",
+         {{{"type", "input_text"}, {"text", "Be "}}, {{"type", "input_text"}, {"text", "kind."}}}}},
+       {{"type", "message"}, {"role", "user"}, {"content", "Weather in Paris?"}},
+       {{"type", "reasoning"}, {"id", "rs_1"}, {"summary", ordered::array()}},
+       {{"type", "message"},
+        {"role", "assistant"},
+        {"id", "msg_1"},
+        {"status", "completed"},
+        {"content", {{{"type", "output_text"}, {"text", "Let me look."}, {"annotations", {}}}}}},
+       {{"type", "function_call"},
+        {"id", "fc_1"},
+        {"call_id", "call_1"},
+        {"name", "get_weather"},
+        {"arguments", "{\"city\":\"Paris\"}"}},
+       {{"type", "function_call"},
+        {"call_id", "call_2"},
+        {"name", "get_weather"},
+        {"arguments", "{}"}},
+       {{"type", "function_call_output"}, {"call_id", "call_1"}, {"output", "20 C"}},
+       {{"type", "function_call_output"},
+        {"call_id", "call_2"},
+        {"output", {{{"type", "input_text"}, {"text", "no city"}}}}},
+       {{"role", "user"}, {"content", "Thanks"}}});
+}
+
+TEST_F(ResponsesTest, EveryItemTypeBecomesChatMessages) {
+  const ordered b =
+      body({{"instructions", "Be brief."}, {"input", conversation()}, {"tools", kTools}});
+  const ResponsesTranslation t = translate_responses(b, &store_);
+  const ordered calls = {
+      {{"id", "call_1"},
+       {"type", "function"},
+       {"function", {{"name", "get_weather"}, {"arguments", "{\"city\":\"Paris\"}"}}}},
+      {{"id", "call_2"},
+       {"type", "function"},
+       {"function", {{"name", "get_weather"}, {"arguments", "{}"}}}}};
+  const ordered want = ordered::array(
+      {{{"role", "system"}, {"content", "Be brief."}},
+       {{"role", "developer"},
+        {"content", {{{"type", "text"}, {"text", "Be "}}, {{"type", "text"}, {"text", "kind."}}}}},
+       {{"role", "user"}, {"content", "Weather in Paris?"}},
+       {{"role", "assistant"},
+        {"content", {{{"type", "text"}, {"text", "Let me look."}}}},
+        {"tool_calls", calls}},
+       {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "20 C"}},
+       {{"role", "tool"}, {"tool_call_id", "call_2"}, {"content", "no city"}},
+       {{"role", "user"}, {"content", "Thanks"}}});
+  EXPECT_EQ(want, t.chat["messages"]) << t.chat["messages"].dump(1);
+  // The conversation kept for the store: the same without the instructions.
+  EXPECT_EQ(want.size() - 1, t.conversation.size());
+  EXPECT_EQ(want[1], t.conversation[0]);
+  // Flat tools in the chat form, the schema's properties in their written order.
+  const ordered& fn = t.chat["tools"][0]["function"];
+  EXPECT_EQ("get_weather", fn["name"]);
+  EXPECT_EQ("Weather of a city", fn["description"]);
+  EXPECT_EQ(R"({"city":{"type":"string"},"days":{"type":"integer"}})",
+            fn["parameters"]["properties"].dump());
+  EXPECT_EQ(true, t.echo["tools"][0]["strict"]);
+  EXPECT_EQ("Be brief.", t.echo["instructions"]);
+  // The template renders the calls and their outputs.
+  const ResponsesRequest r = parse_responses_request(b, limits(512), &store_);
+  const std::string& p = r.parsed.prompt_texts[0];
+  for (const char* piece : {"Be brief.", "Be kind.", "<tool_call>", "\"city\": \"Paris\"",
+                            "<tool_response>\n20 C\n</tool_response>", "no city", "Thanks"})
+    EXPECT_NE(p.find(piece), std::string::npos) << piece << " not in " << p;
+  EXPECT_TRUE(r.parsed.parse_tools);
+  EXPECT_TRUE(r.parsed.stream);  // chunks are made either way
+  EXPECT_FALSE(r.t.stream);
+}
+
+TEST_F(ResponsesTest, SamePromptAndSettingsAsTheChatRoute) {
+  const ordered b = body({{"instructions", "Be brief."},
+                          {"tools", kTools},
+                          {"temperature", 0.5},
+                          {"top_p", 0.9},
+                          {"top_k", 5},
+                          {"seed", 7},
+                          {"parallel_tool_calls", false},
+                          {"metadata", {{"k", "v"}}},
+                          {"user", "u"},
+                          {"service_tier", "auto"},
+                          {"prompt_cache_key", "x"},
+                          {"truncation", "disabled"},
+                          {"background", false},
+                          {"text", {{"format", {{"type", "text"}}}, {"verbosity", "medium"}}}});
+  const ResponsesRequest m = parse_responses_request(b, limits(), &store_);
+  const json chat = {
+      {"messages",
+       {{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "Hello"}}}},
+      {"tools", json::parse(translate_responses(b, &store_).chat["tools"].dump())},
+      {"max_tokens", 8}};
+  const ParsedRequest c = parse_chat_request(chat, limits());
+  EXPECT_EQ(c.jobs[0].prompt, m.parsed.jobs[0].prompt);
+  const decode::GenerationConfig& cfg = m.parsed.jobs[0].config;
+  EXPECT_EQ(8, cfg.max_new_tokens);
+  EXPECT_EQ(0.5, cfg.temperature);
+  EXPECT_EQ(5, cfg.top_k);
+  EXPECT_EQ(7u, cfg.seed);
+  EXPECT_EQ(nullptr, cfg.constraint);
+  EXPECT_FALSE(m.parsed.logprobs);
+  const json& e = m.t.echo;
+  EXPECT_EQ(0.5, e["temperature"]);
+  EXPECT_EQ(0.9, e["top_p"]);
+  EXPECT_EQ(8, e["max_output_tokens"]);
+  EXPECT_EQ(false, e["parallel_tool_calls"]);
+  EXPECT_EQ((json{{"k", "v"}}), e["metadata"]);
+  EXPECT_EQ("auto", e["tool_choice"]);
+  EXPECT_EQ((json{{"format", {{"type", "text"}}}}), e["text"]);
+  // Without temperature and top_p: the values in force (generation_config.json's) are echoed.
+  ordered plain = body();
+  plain.erase("max_output_tokens");
+  const ResponsesRequest d = parse_responses_request(plain, limits(), &store_);
+  EXPECT_EQ(d.parsed.jobs[0].config.temperature, d.t.echo["temperature"]);
+  EXPECT_EQ(d.parsed.jobs[0].config.top_p, d.t.echo["top_p"]);
+  EXPECT_EQ(nullptr, d.t.echo["max_output_tokens"]);
+  EXPECT_TRUE(d.t.store);
+}
+
+TEST_F(ResponsesTest, ToolChoiceTextFormatAndLogprobsMapToTheChatFields) {
+  for (const ordered& choice :
+       {ordered("required"), ordered{{"type", "function"}, {"name", "get_weather"}}}) {
+    const ResponsesRequest r = parse_responses_request(
+        body({{"tools", kTools}, {"tool_choice", choice}}), limits(), &store_);
+    ASSERT_NE(nullptr, r.parsed.jobs[0].config.constraint) << choice.dump();
+    EXPECT_NE(r.parsed.jobs[0].config.constraint->description.find("tool_choice"),
+              std::string::npos);
+    EXPECT_EQ(json::parse(choice.dump()), r.t.echo["tool_choice"]);
+  }
+  const ResponsesRequest none = parse_responses_request(
+      body({{"tools", kTools}, {"tool_choice", "none"}}), limits(), &store_);
+  const ResponsesRequest with =
+      parse_responses_request(body({{"tools", kTools}}), limits(), &store_);
+  EXPECT_LT(none.parsed.jobs[0].prompt.size(), with.parsed.jobs[0].prompt.size());
+  EXPECT_FALSE(none.parsed.parse_tools);
+
+  const ordered schema = {
+      {"type", "object"},
+      {"properties", {{"b", {{"type", "integer"}}}, {"a", {{"type", "string"}}}}},
+      {"required", {"b", "a"}}};
+  const ordered js = {{"type", "json_schema"}, {"name", "x"}, {"schema", schema}, {"strict", true}};
+  const ResponsesTranslation t = translate_responses(body({{"text", {{"format", js}}}}), &store_);
+  EXPECT_EQ("json_schema", t.chat["response_format"]["type"]);
+  EXPECT_EQ(schema.dump(), t.chat["response_format"]["json_schema"]["schema"].dump());
+  EXPECT_EQ(json::parse(js.dump()), t.echo["text"]["format"]);
+  const ResponsesRequest s =
+      parse_responses_request(body({{"text", {{"format", js}}}}), limits(), &store_);
+  ASSERT_NE(nullptr, s.parsed.jobs[0].config.constraint);
+  EXPECT_EQ("json_schema", s.parsed.jobs[0].config.constraint->description);
+  const ResponsesRequest o = parse_responses_request(
+      body({{"text", {{"format", {{"type", "json_object"}}}}}}), limits(), &store_);
+  ASSERT_NE(nullptr, o.parsed.jobs[0].config.constraint);
+
+  const ResponsesRequest l = parse_responses_request(
+      body({{"include", {"message.output_text.logprobs"}}, {"top_logprobs", 3}}), limits(),
+      &store_);
+  EXPECT_TRUE(l.parsed.logprobs);
+  EXPECT_EQ(3, l.parsed.top_logprobs);
+  EXPECT_EQ(3, l.parsed.jobs[0].top_logprobs);
+  // top_logprobs alone is echoed but returns nothing: include asks for the logprobs.
+  const ResponsesRequest alone =
+      parse_responses_request(body({{"top_logprobs", 3}}), limits(), &store_);
+  EXPECT_FALSE(alone.parsed.logprobs);
+  EXPECT_EQ(3, alone.t.echo["top_logprobs"]);
+}
+
+TEST_F(ResponsesTest, PreviousResponseIdContinuesAStoredConversation) {
+  StoredResponse prior;
+  prior.response = {{"id", "resp_1"}};
+  prior.messages = ordered::array(
+      {{{"role", "user"}, {"content", "Weather?"}},
+       {{"role", "assistant"},
+        {"content", ""},
+        {"tool_calls",
+         {{{"id", "call_9"},
+           {"type", "function"},
+           {"function", {{"name", "get_weather"}, {"arguments", "{\"city\":\"Oslo\"}"}}}}}}}});
+  store_.put("resp_1", prior);
+  const ordered b = body(
+      {{"previous_response_id", "resp_1"},
+       {"instructions", "New rules."},
+       {"tools", kTools},
+       {"input", {{{"type", "function_call_output"}, {"call_id", "call_9"}, {"output", "-3 C"}}}}});
+  const ResponsesTranslation t = translate_responses(b, &store_);
+  ASSERT_EQ(4u, t.chat["messages"].size()) << t.chat["messages"].dump(1);
+  EXPECT_EQ("system", t.chat["messages"][0]["role"]);  // this request's instructions first
+  EXPECT_EQ(prior.messages[0], t.chat["messages"][1]);
+  EXPECT_EQ(prior.messages[1], t.chat["messages"][2]);
+  EXPECT_EQ("tool", t.chat["messages"][3]["role"]);
+  EXPECT_EQ(3u, t.conversation.size());
+  EXPECT_EQ("resp_1", t.echo["previous_response_id"]);
+  const ResponsesRequest r = parse_responses_request(b, limits(), &store_);
+  EXPECT_NE(r.parsed.prompt_texts[0].find("<tool_response>\n-3 C\n</tool_response>"),
+            std::string::npos);
+
+  std::string code;
+  EXPECT_EQ("previous_response_id", param_of(body({{"previous_response_id", "resp_x"}}), &code));
+  EXPECT_EQ("previous_response_not_found", code);
+  // The store keeps the last 4 here: the oldest is dropped, a use counts as recent.
+  for (int i = 2; i <= 5; ++i) {
+    EXPECT_TRUE(store_.find("resp_1"));
+    store_.put("resp_" + std::to_string(i), prior);
+  }
+  EXPECT_EQ(4u, store_.size());
+  EXPECT_TRUE(store_.find("resp_1"));
+  EXPECT_FALSE(store_.find("resp_2"));
+  EXPECT_TRUE(store_.erase("resp_1"));
+  EXPECT_FALSE(store_.find("resp_1"));
+}
+
+TEST_F(ResponsesTest, EachBadOrUnsupportedFieldIsNamed) {
+  const auto item = [](ordered i) { return ordered::array({std::move(i)}); };
+  ordered no_input = body();
+  no_input.erase("input");
+  const std::vector<std::pair<ordered, std::string>> cases = {
+      {no_input, "input"},
+      {body({{"input", 5}}), "input"},
+      {body({{"input", ordered::array()}}), "input"},
+      {body({{"input", {5}}}), "input[0]"},
+      {body({{"input", item({{"role", "tool"}, {"content", "x"}})}}), "input[0].role"},
+      {body({{"input", item({{"content", "x"}})}}), "input[0].role"},
+      {body({{"input", item({{"role", "user"}})}}), "input[0].content"},
+      {body({{"input", item({{"role", "user"}, {"content", 5}})}}), "input[0].content"},
+      {body({{"input", item({{"role", "user"}, {"content", {{{"type", "input_image"}}}}})}}),
+       "input[0].content[0].type"},
+      {body({{"input", item({{"role", "user"}, {"content", {{{"type", "input_text"}}}}})}}),
+       "input[0].content[0].text"},
+      {body({{"input", item({{"type", "item_reference"}, {"id", "msg_1"}})}}), "input[0].type"},
+      {body({{"input", item({{"type", "web_search_call"}})}}), "input[0].type"},
+      {body({{"input", item({{"type", "function_call"}, {"name", "f"}, {"arguments", "{}"}})}}),
+       "input[0].call_id"},
+      {body({{"input", item({{"type", "function_call"}, {"call_id", "c"}, {"name", "f"}})}}),
+       "input[0].arguments"},
+      {body(
+           {{"input",
+             {{{"type", "function_call"}, {"call_id", "c"}, {"name", "f"}, {"arguments", "{}"}},
+              {{"type", "function_call"}, {"call_id", "c"}, {"name", "f"}, {"arguments", "{}"}}}}}),
+       "input[1].call_id"},
+      {body({{"input",
+              item({{"type", "function_call_output"}, {"call_id", "c"}, {"output", "x"}})}}),
+       "input[0].call_id"},  // no call before it
+      {body({{"input",
+              {{{"type", "function_call"}, {"call_id", "c"}, {"name", "f"}, {"arguments", "{}"}},
+               {{"type", "function_call_output"}, {"call_id", "c"}, {"output", 5}}}}}),
+       "input[1].output"},
+      {body({{"instructions", 5}}), "instructions"},
+      {body({{"model", "nope"}}), "model"},
+      {body({{"max_output_tokens", 0}}), "max_output_tokens"},
+      {body({{"max_output_tokens", 100000}}), "max_output_tokens"},  // beyond the context
+      {body({{"temperature", 3}}), "temperature"},
+      {body({{"top_p", 0}}), "top_p"},
+      {body({{"stream", "yes"}}), "stream"},
+      {body({{"store", 1}}), "store"},
+      {body({{"metadata", "x"}}), "metadata"},
+      {body({{"parallel_tool_calls", "no"}}), "parallel_tool_calls"},
+      {body({{"tools", "x"}}), "tools"},
+      {body({{"tools", {{{"name", "f"}}}}}), "tools[0].type"},
+      {body({{"tools", {{{"type", "web_search"}}}}}), "tools[0].type"},
+      {body({{"tools", {{{"type", "function"}, {"name", "f"}, {"parameters", 5}}}}}),
+       "tools[0].parameters"},
+      {body({{"tools", {{{"type", "function"}}}}}), "tools[0].name"},
+      {body({{"tools", {kTools[0], kTools[0]}}}), "tools[1].name"},
+      {body({{"tool_choice", "required"}}), "tool_choice"},  // no tools
+      {body({{"tools", kTools}, {"tool_choice", "sometimes"}}), "tool_choice"},
+      {body({{"tools", kTools}, {"tool_choice", {{"type", "file_search"}}}}), "tool_choice.type"},
+      {body({{"tools", kTools},
+             {"tool_choice",
+              {{"type", "allowed_tools"}, {"mode", "auto"}, {"tools", ordered::array()}}}}),
+       "tool_choice.type"},
+      {body({{"tools", kTools}, {"tool_choice", {{"type", "function"}, {"name", "nope"}}}}),
+       "tool_choice.name"},
+      {body({{"text", 5}}), "text"},
+      {body({{"text", {{"format", {{"type", "yaml"}}}}}}), "text.format.type"},
+      {body({{"text", {{"format", {{"type", "json_schema"}, {"schema", {}}}}}}}),
+       "text.format.name"},
+      {body({{"text", {{"format", {{"type", "json_schema"}, {"name", "x"}}}}}}),
+       "text.format.schema"},
+      {body({{"text",
+              {{"format",
+                {{"type", "json_schema"}, {"name", "x"}, {"schema", {{"type", "nope"}}}}}}}}),
+       "text.format.schema"},  // the chat route's error, renamed
+      {body({{"text", {{"verbosity", "low"}}}}), "text.verbosity"},
+      {body({{"reasoning", {{"effort", "high"}}}}), "reasoning.effort"},
+      {body({{"reasoning", {{"summary", "auto"}}}}), "reasoning.summary"},
+      {body({{"reasoning", 5}}), "reasoning"},
+      {body({{"include", "x"}}), "include"},
+      {body({{"include", {"message.output_text.logprobs", "reasoning.encrypted_content"}}}),
+       "include[1]"},
+      {body({{"top_logprobs", 21}}), "top_logprobs"},
+      {body({{"background", true}}), "background"},
+      {body({{"conversation", "conv_1"}}), "conversation"},
+      {body({{"prompt", {{"id", "pmpt_1"}}}}), "prompt"},
+      {body({{"truncation", "auto"}}), "truncation"},
+      {body({{"max_tool_calls", 2}}), "max_tool_calls"},
+      {body({{"seed", -1}}), "seed"},  // the chat route's extensions, under their names
+      {body({{"logitscope", {{"trace", 99}}}}), "logitscope.trace"},
+  };
+  for (const auto& [b, param] : cases) EXPECT_EQ(param, param_of(b)) << b.dump();
+  // A forced call's schema the grammar cannot take: named as the Responses tool's parameters.
+  try {
+    parse_responses_request(
+        body({{"tools",
+               {{{"type", "function"},
+                 {"name", "f"},
+                 {"parameters",
+                  {{"type", "object"}, {"properties", {{"a", {{"type", "nope"}}}}}}}}}},
+              {"tool_choice", "required"}}),
+        limits(), &store_);
+    ADD_FAILURE() << "an unknown schema type passed";
+  } catch (const ApiError& e) {
+    EXPECT_EQ("tool_choice", e.param);
+    EXPECT_NE(std::string(e.what()).find("tools[0].parameters"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("function.parameters"), std::string::npos) << e.what();
+  }
+  std::string code;
+  param_of(body({{"reasoning", {{"effort", "low"}}}}), &code);
+  EXPECT_EQ("unsupported_field", code);
+}
+
+// The events (SSE text) and the final Response of a reply given as text pieces.
+struct Reply {
+  json response;
+  std::string events;
+  nlohmann::ordered_json messages;  // output_messages()
+};
+
+Reply run(const ResponsesRequest& request, const engine::LoadedModel& model,
+          const std::vector<std::string>& pieces, decode::FinishReason reason,
+          std::optional<std::string> error = std::nullopt) {
+  ResponseBuilder b(request.parsed, model, "resp_00000000abcdef12", "tiny", 0);
+  ResponsesStream s("resp_00000000abcdef12", "tiny", 5, request.t.echo, request.parsed.logprobs);
+  std::vector<json> chunks;
+  HeaderEvent h;
+  h.cached_tokens = 2;
+  b.apply(0, h, chunks);
+  Reply out;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    TokenEvent t{0, {static_cast<std::int32_t>(100 + i), -0.5, {{1, -0.25}}}, false};
+    b.apply(0, t, chunks);
+    b.apply(0, TextEvent{0, pieces[i]}, chunks);
+    out.events += s.events(chunks);  // piece by piece, as the server sends them
+    chunks.clear();
+  }
+  if (error) b.apply(0, ErrorEvent{*error}, chunks);
+  b.apply(0, FinishEvent{0, reason, "", pieces.size(), ""}, chunks);
+  b.apply(0, DoneEvent{}, chunks);
+  out.events += s.events(chunks);
+  out.events += s.finish(b.usage_chunk()["usage"], b.reasoning_tokens(), b.error(), 9);
+  out.response = s.response();
+  out.messages = s.output_messages();
+  return out;
+}
+
+// The events of an SSE text: each "event: T" names the type its data carries, and the
+// sequence numbers count from 0.
+std::vector<json> parse_sse(const std::string& text) {
+  std::vector<json> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = text.find("\n\n", at);
+    EXPECT_NE(end, std::string::npos) << text.substr(at);
+    if (end == std::string::npos) break;
+    const std::string ev = text.substr(at, end - at);
+    const std::size_t nl = ev.find('\n');
+    EXPECT_EQ(0u, ev.rfind("event: ", 0)) << ev;
+    const json data = json::parse(ev.substr(nl + 7));
+    EXPECT_EQ(ev.substr(7, nl - 7), data["type"]) << ev;
+    EXPECT_EQ(out.size(), data["sequence_number"]) << ev;
+    out.push_back(data);
+    at = end + 2;
+  }
+  return out;
+}
+
+std::vector<std::string> types_of(const std::vector<json>& events) {
+  std::vector<std::string> out;
+  for (const json& e : events) out.push_back(e["type"]);
+  return out;
+}
+
+// The output rebuilt from the events as the SDK's accumulator does; checks the indexes.
+json accumulate(const std::vector<json>& events) {
+  json output = json::array();
+  for (const json& e : events) {
+    const std::string type = e["type"];
+    if (type == "response.output_item.added") {
+      EXPECT_EQ(output.size(), e["output_index"]);
+      output.push_back(e["item"]);
+    } else if (type == "response.output_item.done") {
+      output[e["output_index"].get<std::size_t>()] = e["item"];
+    } else if (type == "response.output_text.delta" || type == "response.reasoning_text.delta") {
+      EXPECT_EQ(output.size() - 1, e["output_index"]);
+      EXPECT_EQ(output.back()["id"], e["item_id"]);
+    } else if (type == "response.function_call_arguments.delta") {
+      EXPECT_EQ(output.back()["id"], e["item_id"]);
+      output.back()["arguments"] =
+          output.back()["arguments"].get<std::string>() + e["delta"].get<std::string>();
+    }
+  }
+  return output;
+}
+
+TEST_F(ResponsesTest, TextReplyAsResponseAndEvents) {
+  const ResponsesRequest r =
+      parse_responses_request(body({{"include", {"message.output_text.logprobs"}},
+                                    {"top_logprobs", 1},
+                                    {"metadata", {{"k", "v"}}}}),
+                              limits(), &store_);
+  const Reply got = run(r, *model_, {"Hel", "lo", " there"}, decode::FinishReason::eos);
+  const json& o = got.response;
+  EXPECT_EQ("resp_00000000abcdef12", o["id"]);
+  EXPECT_EQ("response", o["object"]);
+  EXPECT_EQ("completed", o["status"]);
+  EXPECT_EQ(9, o["completed_at"]);
+  EXPECT_EQ(5, o["created_at"]);
+  EXPECT_EQ(nullptr, o["error"]);
+  EXPECT_EQ(nullptr, o["incomplete_details"]);
+  EXPECT_EQ((json{{"k", "v"}}), o["metadata"]);
+  EXPECT_TRUE(o["logitscope"].contains("header"));
+  ASSERT_EQ(1u, o["output"].size()) << o["output"].dump();
+  const json& m = o["output"][0];
+  EXPECT_EQ("message", m["type"]);
+  EXPECT_EQ("assistant", m["role"]);
+  EXPECT_EQ("completed", m["status"]);
+  EXPECT_EQ("msg_00000000abcdef12_0", m["id"]);
+  ASSERT_EQ(1u, m["content"].size());
+  EXPECT_EQ("output_text", m["content"][0]["type"]);
+  EXPECT_EQ("Hello there", m["content"][0]["text"]);
+  EXPECT_EQ(json::array(), m["content"][0]["annotations"]);
+  ASSERT_EQ(3u, m["content"][0]["logprobs"].size());  // one per token
+  EXPECT_EQ(-0.5, m["content"][0]["logprobs"][0]["logprob"]);
+  EXPECT_EQ(1u, m["content"][0]["logprobs"][0]["top_logprobs"].size());
+  const std::size_t prompt = r.parsed.jobs[0].prompt.size();
+  EXPECT_EQ((json{{"input_tokens", prompt},
+                  {"input_tokens_details", {{"cached_tokens", 2}}},
+                  {"output_tokens", 3},
+                  {"output_tokens_details", {{"reasoning_tokens", 0}}},
+                  {"total_tokens", prompt + 3}}),
+            o["usage"]);
+
+  const auto events = parse_sse(got.events);
+  EXPECT_EQ(
+      (std::vector<std::string>{
+          "response.created", "response.in_progress", "response.output_item.added",
+          "response.content_part.added", "response.output_text.delta", "response.output_text.delta",
+          "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+          "response.output_item.done", "response.completed"}),
+      types_of(events));
+  EXPECT_EQ("in_progress", events[0]["response"]["status"]);
+  EXPECT_EQ(json::array(), events[0]["response"]["output"]);
+  EXPECT_EQ(nullptr, events[0]["response"]["usage"]);
+  std::string text;
+  std::size_t entries = 0;
+  for (const json& e : events)
+    if (e["type"] == "response.output_text.delta") {
+      text += e["delta"].get<std::string>();
+      entries += e["logprobs"].size();
+    }
+  EXPECT_EQ("Hello there", text);
+  EXPECT_EQ(3u, entries);
+  EXPECT_EQ(o, events.back()["response"]);
+  EXPECT_EQ(o["output"], accumulate(events));
+  EXPECT_EQ((nlohmann::ordered_json::array({{{"role", "assistant"}, {"content", "Hello there"}}})),
+            got.messages);
+}
+
+TEST_F(ResponsesTest, FunctionCallsAsItemsAndArgumentDeltas) {
+  const ResponsesRequest r = parse_responses_request(body({{"tools", kTools}}), limits(), &store_);
+  const std::vector<std::string> pieces = {
+      "Sure.", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par",
+      "is\"}}\n</tool_call>",
+      "\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>"};
+  const Reply got = run(r, *model_, pieces, decode::FinishReason::eos);
+  const json& out = got.response["output"];
+  ASSERT_EQ(3u, out.size()) << out.dump();
+  EXPECT_EQ("Sure.", out[0]["content"][0]["text"]);
+  for (int k : {1, 2}) {
+    EXPECT_EQ("function_call", out[k]["type"]);
+    EXPECT_EQ("get_weather", out[k]["name"]);
+    EXPECT_EQ("completed", out[k]["status"]);
+    EXPECT_EQ(0u, out[k]["id"].get<std::string>().rfind("fc_", 0)) << out[k];
+    EXPECT_EQ(0u, out[k]["call_id"].get<std::string>().rfind("call_", 0)) << out[k];
+  }
+  EXPECT_EQ(R"({"city":"Paris"})", out[1]["arguments"]);
+  EXPECT_EQ("{}", out[2]["arguments"]);
+  EXPECT_NE(out[1]["call_id"], out[2]["call_id"]);
+  EXPECT_EQ("completed", got.response["status"]);
+  const auto events = parse_sse(got.events);
+  EXPECT_EQ(out, accumulate(events));
+  std::size_t done = 0;
+  for (const json& e : events)
+    if (e["type"] == "response.function_call_arguments.done") {
+      EXPECT_EQ(out[e["output_index"].get<std::size_t>()]["arguments"], e["arguments"]);
+      EXPECT_EQ("get_weather", e["name"]);
+      ++done;
+    }
+  EXPECT_EQ(2u, done);
+  // Stored as one assistant message with its calls, which a function_call_output answers.
+  ASSERT_EQ(1u, got.messages.size());
+  EXPECT_EQ("Sure.", got.messages[0]["content"]);
+  ASSERT_EQ(2u, got.messages[0]["tool_calls"].size());
+  EXPECT_EQ(out[1]["call_id"], got.messages[0]["tool_calls"][0]["id"]);
+  store_.put("resp_calls", {got.response, got.messages});
+  const ResponsesRequest next =
+      parse_responses_request(body({{"previous_response_id", "resp_calls"},
+                                    {"tools", kTools},
+                                    {"input",
+                                     {{{"type", "function_call_output"},
+                                       {"call_id", out[1]["call_id"]},
+                                       {"output", "20 C"}}}}}),
+                              limits(), &store_);
+  EXPECT_NE(next.parsed.prompt_texts[0].find("<tool_response>\n20 C\n</tool_response>"),
+            std::string::npos);
+}
+
+TEST_F(ResponsesTest, ReasoningItemCutAndFailedReplies) {
+  ResponsesRequest r = parse_responses_request(body(), limits(), &store_);
+  r.parsed.reasoning = true;  // as with a thinking template (Qwen3's)
+  const Reply got =
+      run(r, *model_, {"<think>\nHm", "m.\n</think>", "\n\nHi", "!"}, decode::FinishReason::eos);
+  const json& out = got.response["output"];
+  ASSERT_EQ(2u, out.size()) << out.dump();
+  EXPECT_EQ("reasoning", out[0]["type"]);
+  EXPECT_EQ("rs_00000000abcdef12_0", out[0]["id"]);
+  EXPECT_EQ((json::array({{{"type", "reasoning_text"}, {"text", "\nHmm.\n"}}})), out[0]["content"]);
+  EXPECT_EQ(json::array(), out[0]["summary"]);
+  EXPECT_EQ("Hi!", out[1]["content"][0]["text"]);
+  // The tokens before the answer's first character: the two of the think block.
+  EXPECT_EQ(2, got.response["usage"]["output_tokens_details"]["reasoning_tokens"]);
+  const auto events = parse_sse(got.events);
+  EXPECT_EQ(out, accumulate(events));
+  std::string reasoning;
+  for (const json& e : events)
+    if (e["type"] == "response.reasoning_text.delta") reasoning += e["delta"].get<std::string>();
+  EXPECT_EQ("\nHmm.\n", reasoning);
+
+  const Reply cut = run(r, *model_, {"Hi"}, decode::FinishReason::length);
+  EXPECT_EQ("incomplete", cut.response["status"]);
+  EXPECT_EQ((json{{"reason", "max_output_tokens"}}), cut.response["incomplete_details"]);
+  EXPECT_EQ("incomplete", cut.response["output"][0]["status"]);
+  EXPECT_FALSE(cut.response.contains("completed_at"));
+  EXPECT_EQ("response.incomplete", parse_sse(cut.events).back()["type"]);
+
+  const Reply failed = run(r, *model_, {"Hi"}, decode::FinishReason::eos, "boom");
+  EXPECT_EQ("failed", failed.response["status"]);
+  EXPECT_EQ((json{{"code", "server_error"}, {"message", "boom"}}), failed.response["error"]);
+  EXPECT_EQ("response.failed", parse_sse(failed.events).back()["type"]);
+
+  // No text at all: no items; the stored conversation gets an empty assistant turn.
+  const Reply empty = run(r, *model_, {}, decode::FinishReason::eos);
+  EXPECT_EQ(json::array(), empty.response["output"]);
+  EXPECT_EQ(
+      (std::vector<std::string>{"response.created", "response.in_progress", "response.completed"}),
+      types_of(parse_sse(empty.events)));
+  EXPECT_EQ("", empty.messages[0]["content"]);
+}
+
+// Random damage to a valid body with every item type: only ApiError may come out.
+TEST_F(ResponsesTest, FuzzedBodiesOnlyRaiseApiError) {
+  const std::vector<ordered> values = {
+      nullptr,
+      true,
+      -1,
+      0,
+      1,
+      2.5,
+      1e300,
+      "",
+      "x",
+      "function_call",
+      ordered::array(),
+      ordered::object(),
+      ordered::array({1, "a"}),
+      ordered{{"type", "input_text"}, {"text", "t"}},
+      ordered{{"type", "function_call_output"}, {"call_id", "call_1"}}};
+  const ordered base = body({{"instructions", "s"},
+                             {"input", conversation()},
+                             {"tools", kTools},
+                             {"tool_choice", "auto"},
+                             {"text", {{"format", {{"type", "text"}}}}},
+                             {"temperature", 0.5}});
+  const ServerLimits l = limits(512);
+  std::mt19937 rng(4321);
+  int accepted = 0;
+  for (int i = 0; i < 1500; ++i) {
+    ordered b = base;
+    for (int e = 0, edits = 1 + static_cast<int>(rng() % 3); e < edits; ++e) {
+      ordered* at = &b;
+      while ((at->is_object() || at->is_array()) && !at->empty() && rng() % 3 != 0) {
+        auto it = at->begin();
+        std::advance(it, rng() % at->size());
+        at = &*it;
+      }
+      *at = values[rng() % values.size()];
+    }
+    try {
+      parse_responses_request(b, l, &store_);
+      ++accepted;
+    } catch (const ApiError&) {
+    } catch (const std::exception& ex) {
+      ADD_FAILURE() << "not an ApiError: " << ex.what() << " for " << b.dump();
+    }
+  }
+  EXPECT_GT(accepted, 0);
+}
+
+}  // namespace
+}  // namespace ls::server
