@@ -1,9 +1,11 @@
 // The batched engine on a tiny synthetic model: a step over any mix of sequences gives each one
 // exactly its logits alone (bit for bit); forks share the prefix's KV blocks, copy a shared
 // block only when they write into it, and continue exactly as a sequence fed the same tokens
-// from scratch; releasing returns every block; bad steps change nothing and name the problem.
+// from scratch; releasing returns every block; bad steps change nothing and name the problem;
+// DRY's sequence breakers resolve over the real vocabulary as their definition says.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -12,6 +14,7 @@
 #include "core/error.h"
 #include "engine/engine.h"
 #include "engine/lens.h"
+#include "engine/loaded_model.h"
 #include "model/synth.h"
 
 namespace {
@@ -191,4 +194,49 @@ TEST(Attribution, EachVariantEqualsTheEditedPromptAlone) {
   q.target = 1;
   q.max_prompt = 10;
   EXPECT_THROW(ls::engine::attribute(eng, q), ls::Error);
+}
+
+// DRY's breakers resolved against the real Qwen vocabulary (the oracle's Qwen tokenizer.json),
+// checked against the definition rather than the scan: a head with an empty tail is a token
+// whose text holds a breaker; one with a tail ends with the breaker's first bytes, the tail
+// spelling the rest; and no token outside the table does either.
+TEST(DryBreakers, RealVocabularyMatchesTheDefinition) {
+  const auto lm = ls::engine::LoadedModel::tokenizer_only(LS_QWEN_TOKENIZER_DIR);
+  if (!lm.tokenizer()) GTEST_SKIP() << "no tokenizer.json in " << LS_QWEN_TOKENIZER_DIR;
+  const ls::Tokenizer& tok = *lm.tokenizer();
+  const std::vector<std::string> breakers = {"\n\n", ":", "```", ""};
+  const auto table = lm.dry_breakers(breakers, "test");
+  EXPECT_EQ(table, lm.dry_breakers(breakers, "test"));  // cached
+  auto encode = [&](std::string_view t) { return tok.encode(t, /*split_special=*/true); };
+  std::size_t partial = 0;
+  for (std::int32_t id = 0; id < tok.size(); ++id) {
+    const std::string text = tok.token_bytes(id);
+    std::vector<std::vector<std::int32_t>> want;
+    for (const std::string& b : breakers) {
+      if (b.empty()) continue;
+      if (text.find(b) != std::string::npos) {
+        want.push_back({});
+        continue;
+      }
+      for (std::size_t i = 1; i < b.size(); ++i)
+        if (text.size() >= i && text.compare(text.size() - i, i, b, 0, i) == 0)
+          want.push_back(encode(std::string_view(b).substr(i)));
+    }
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    const auto it = table->heads.find(id);
+    auto got = it == table->heads.end() ? decltype(want){} : it->second;
+    std::sort(got.begin(), got.end());
+    ASSERT_EQ(got, want) << "token " << id << " '" << text << "'";
+    for (const auto& t : got) partial += !t.empty();
+  }
+  EXPECT_GT(partial, 100u);  // "\n", "`", "``" and every token ending with them
+  ls::decode::GenerationConfig c;
+  c.dry_multiplier = 0.8;
+  lm.resolve_dry(c);
+  ASSERT_NE(c.dry_breakers, nullptr);
+  EXPECT_EQ(c.dry_breakers->strings, c.dry_sequence_breakers);
+  const auto nl = tok.encode("\n");
+  ASSERT_EQ(nl.size(), 1u);
+  EXPECT_EQ(c.dry_breakers->heads.at(nl[0]), (std::vector<std::vector<std::int32_t>>{{}}));
 }
