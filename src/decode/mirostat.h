@@ -33,7 +33,10 @@ class Mirostat final : public LogitsProcessor {
 
   // Version 1's k for a distribution sorted best first (probabilities, summing to 1), V and mu;
   // at least 1. k outside int's range (or NaN) gives 1, as llama.cpp's float-to-int conversion
-  // does on x86-64.
+  // does on x86-64. apply() fits over the tokens still in only: llama.cpp's array also holds
+  // tokens an earlier stage (a -inf logit bias, the grammar) removed, at p = 0, whose ratio
+  // makes its fit infinite and k 1 when fewer than 100 tokens remain. Double precision
+  // throughout, where llama.cpp computes in float; ties in score order keep the lower id first.
   static std::int64_t v1_k(std::span<const double> sorted_probs, std::int32_t vocab_size,
                            double mu);
 
