@@ -111,6 +111,67 @@ TEST(Dry, ExponentIsClampedBelowFloatOverflow) {
   EXPECT_LT(*std::min_element(s.begin(), s.end()), -1e30f);
 }
 
+// The expectations llama.cpp's tests/test-sampling.cpp states for its DRY sampler (logits
+// log(p), DRY, then softmax, listed best first), with token breakers given directly.
+TEST(Dry, AgreesWithLlamaCppsOwnExpectations) {
+  struct Case {
+    std::vector<float> probs;
+    std::vector<std::int32_t> history;
+    std::vector<float> want;
+    double multiplier, base;
+    int allowed, last_n;
+    std::vector<std::int32_t> single_token_breakers;
+  };
+  const std::vector<Case> cases = {
+      {{0.25f, 0.25f, 0.25f, 0.25f}, {0, 1}, {0.25f, 0.25f, 0.25f, 0.25f}, 1.0, 1.1, 2, 4, {}},
+      {{0.25f, 0.25f, 0.25f, 0.25f},
+       {0, 1, 2, 0, 1},
+       {0.296923f, 0.296923f, 0.296923f, 0.109232f},
+       1.0,
+       1.1,
+       2,
+       5,
+       {}},
+      {{0.2f, 0.2f, 0.2f, 0.2f, 0.2f},
+       {0, 1, 3, 4, 0, 1},
+       {0.2f, 0.2f, 0.2f, 0.2f, 0.2f},
+       1.0,
+       1.1,
+       2,
+       6,
+       {3}},
+      {{0.2f, 0.2f, 0.2f, 0.2f, 0.2f},
+       {0, 1, 2, 0, 1},
+       {0.241818f, 0.241818f, 0.241818f, 0.241818f, 0.032727f},
+       2.0,
+       1.1,
+       2,
+       5,
+       {}},
+      {{0.2f, 0.2f, 0.2f, 0.2f, 0.2f},
+       {0, 1, 2, 3, 4, 0, 1},
+       {0.2f, 0.2f, 0.2f, 0.2f, 0.2f},
+       1.0,
+       1.1,
+       4,
+       7,
+       {}},
+  };
+  for (const Case& c : cases) {
+    auto breakers = std::make_shared<DryBreakers>();
+    for (std::int32_t t : c.single_token_breakers) breakers->heads[t].push_back({});
+    std::vector<float> s;
+    for (float p : c.probs) s.push_back(std::log(p));
+    Dry(c.multiplier, c.base, c.allowed, c.last_n, breakers).apply(s, {c.history, 0});
+    double total = 0;
+    for (float x : s) total += std::exp(static_cast<double>(x));
+    std::vector<double> p;
+    for (float x : s) p.push_back(std::exp(static_cast<double>(x)) / total);
+    std::sort(p.rbegin(), p.rend());  // llama.cpp's tester lists them best first
+    for (std::size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(p[i], c.want[i], 1e-5) << i;
+  }
+}
+
 TEST(Mirostat, V2KeepsTheBestTokenEvenAboveMu) {
   Mirostat m(2, 0.0, 0.1, 4);  // mu = 0: no token's surprise is <= 0 unless p = 1
   std::vector<float> s = {1.0f, 3.0f, 3.0f, 0.0f};
