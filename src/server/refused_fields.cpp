@@ -48,11 +48,12 @@ const std::vector<Refused>& table() {
       {"skip_special_tokens", false, true, "special tokens are always left out of the text"},
       {"truncate_prompt_tokens", false, nullptr, "prompts are never truncated: shorten the prompt"},
       {"allowed_token_ids", false, nullptr, "use 'logit_bias' or 'grammar'"},
-      // llama-server samplers (issue 46 adds them)
-      {"mirostat", false, 0, "mirostat is not supported yet"},
-      {"dry_multiplier", false, 0, "DRY is not supported yet"},
+      // llama-server's names for what these routes take under OpenAI's (its samplers' own
+      // fields, DRY and mirostat included, are taken as they are; POST /completion takes these)
       {"tfs_z", false, 1, "tail-free sampling is not supported"},
-      {"repeat_penalty", false, 1, "use 'repetition_penalty' (over the whole prompt and reply)"},
+      {"repeat_penalty", false, 1,
+       "use 'repetition_penalty' (with 'repeat_last_n' for llama.cpp's window), or POST "
+       "/completion"},
       {"n_predict", false, nullptr, "use 'max_tokens'"},
       {"samplers", false, nullptr, "use 'logitscope': {\"order_preset\": ...}"},
       {"n_probs", false, nullptr, "use 'logprobs' and 'top_logprobs'"},

@@ -60,6 +60,26 @@ constexpr NumberField kNumberFields[] = {
     {"dynatemp_exponent", &decode::GenerationConfig::dynatemp_exponent, 0, 10, false},
     {"xtc_probability", &decode::GenerationConfig::xtc_probability, 0, 1, false},
     {"xtc_threshold", &decode::GenerationConfig::xtc_threshold, 0, 1, false},
+    // llama-server's DRY and mirostat (dry_multiplier 0 and mirostat 0 turn them off).
+    {"dry_multiplier", &decode::GenerationConfig::dry_multiplier, 0, 100, false},
+    {"dry_base", &decode::GenerationConfig::dry_base, 1, 100, false},
+    {"mirostat_tau", &decode::GenerationConfig::mirostat_tau, 0, 100, false},
+    {"mirostat_eta", &decode::GenerationConfig::mirostat_eta, 0, 10, false},
+};
+
+// The integer fields of llama-server's samplers: request name, member, range (hi -1: the
+// context, -2: the vocabulary).
+struct IntField {
+  const char* name;
+  int decode::GenerationConfig::*member;
+  std::int64_t lo, hi;
+};
+constexpr IntField kIntFields[] = {
+    {"dry_allowed_length", &decode::GenerationConfig::dry_allowed_length, 0, 1 << 20},
+    {"dry_penalty_last_n", &decode::GenerationConfig::dry_penalty_last_n, -1, -1},
+    {"repeat_last_n", &decode::GenerationConfig::repeat_last_n, -1, -1},
+    {"mirostat", &decode::GenerationConfig::mirostat, 0, 2},
+    {"min_keep", &decode::GenerationConfig::min_keep, 0, -2},
 };
 
 decode::OrderPreset order_preset(const json& v, const std::string& param) {
@@ -86,12 +106,36 @@ void apply_numbers(const json& obj, decode::GenerationConfig& c, std::int64_t vo
   }
 }
 
+// The integer fields of llama-server's samplers and DRY's breakers, over `c`.
+void apply_llama_fields(const json& body, decode::GenerationConfig& c, const ServerLimits& limits) {
+  for (const IntField& f : kIntFields) {
+    if (const json* v = field(body, f.name)) {
+      const std::int64_t hi = f.hi == -1   ? limits.ctx
+                              : f.hi == -2 ? limits.model->model().config().vocab_size
+                                           : f.hi;
+      c.*f.member = static_cast<int>(integer(*v, f.name, f.lo, hi));
+      mark(c, f.name);
+    }
+  }
+  if (const json* v = field(body, "dry_sequence_breakers")) {
+    if (!v->is_array() || v->size() > 64)
+      bad("dry_sequence_breakers", "'dry_sequence_breakers' must be a list of up to 64 strings");
+    c.dry_sequence_breakers.clear();
+    for (std::size_t i = 0; i < v->size(); ++i)
+      c.dry_sequence_breakers.push_back(
+          string((*v)[i], fmt::format("dry_sequence_breakers[{}]", i)));
+    mark(c, "dry_sequence_breakers");
+  }
+  limits.model->resolve_dry(c);
+}
+
 // The sampling fields both endpoints share, over `c`. Returns max_tokens as asked: at least 1,
 // or 0 for completions that only score a prompt.
 std::int64_t apply_sampling(const json& body, decode::GenerationConfig& c,
                             const ServerLimits& limits, std::size_t prompt_len, bool completions) {
   const auto V = limits.model->model().config().vocab_size;
   apply_numbers(body, c, V, "");
+  apply_llama_fields(body, c, limits);
   if (const json* v = field(body, "logit_bias")) {
     if (!v->is_object()) bad("logit_bias", "'logit_bias' must be an object {\"token id\": bias}");
     for (const auto& [key, bias] : v->items()) {

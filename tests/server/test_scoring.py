@@ -179,6 +179,63 @@ def test_llama_samplers(s):
                 {f: settings.get(f) for f in extra})
 
 
+def test_llama_more(s):
+    """llama-server's penalty window, DRY, mirostat and min_keep as extension fields of the
+    OpenAI routes (hf order: penalties and DRY among the processors, temperature, then mirostat
+    replacing the truncations), seen through processed logprobs of named tokens."""
+    prompt = [785, 3974, 13876, 785, 3974, 13876, 785]
+    first = cli_rows(prompt)[-1]
+    named = NAMED + [int(t) for t in np.argsort(-first, kind="stable")[:10] if t not in NAMED]
+    cases = (
+        {"repetition_penalty": 1.8, "repeat_last_n": 2},
+        {"repetition_penalty": 1.8, "frequency_penalty": 0.5, "repeat_last_n": 5},
+        {"dry_multiplier": 1.5, "dry_base": 1.5, "dry_allowed_length": 1,
+         "dry_sequence_breakers": ["@@"]},
+        {"mirostat": 2, "mirostat_tau": 3.0, "mirostat_eta": 0.5},
+        {"mirostat": 1, "mirostat_tau": 4.0},
+        {"min_keep": 4, "top_p": 0.05, "min_p": 0.9},
+    )
+    for extra in cases:
+        body = {"prompt": prompt, "max_tokens": 4, "logprobs": 1, "temperature": 0.8,
+                "repetition_penalty": 1, "seed": 5, "top_p": 1, "top_k": 0, "min_p": 0,
+                "logprobs_mode": "processed", "token_ids_logprob": named, **extra}
+        j, prompt_ids, tokens = kept(s, body, COMP)
+        rows = cli_rows(prompt_ids + tokens)
+        mu = 2 * extra.get("mirostat_tau", 5.0)
+        for k, entry in enumerate(j["choices"][0]["logprobs"]["token_ids_logprob"]):
+            hist = prompt_ids + tokens[:k]
+            row = rows[len(prompt_ids) - 1 + k].astype(np.float32)
+            if "repeat_last_n" in extra:
+                w = hist[len(hist) - extra["repeat_last_n"]:]
+                row = hf.repetition_penalty(row, w, extra["repetition_penalty"])
+                if "frequency_penalty" in extra:
+                    row = hf.frequency_penalty(row, w, extra["frequency_penalty"])
+            if "dry_multiplier" in extra:
+                row = llama.dry(row, hist, 1.5, 1.5, 1, -1, {})
+            row = (row.astype(np.float64) / 0.8).astype(np.float32)
+            if "mirostat" in extra:
+                row = llama.mirostat_keep(row, extra["mirostat"], mu, len(row))
+                mu = llama.mirostat_update(row, tokens[k], mu, extra["mirostat_tau"],
+                                           extra.get("mirostat_eta", 0.1))
+            if "min_keep" in extra:
+                row = hf.min_p(hf.top_p(row, 0.05, 4), 0.9, 4)
+            live = row > -np.inf
+            lp = np.full(len(row), -np.inf)
+            lp[live] = log_softmax(row[live].astype(np.float64))
+            worst = 0.0
+            for n in entry:
+                want = lp[n["token_id"]]
+                ok = (n["logprob"] == -9999.0) if want == -np.inf else \
+                    abs(n["logprob"] - want) <= TOL * 2
+                worst = max(worst, 0 if want == -np.inf else abs(n["logprob"] - want))
+                c.check(f"{extra} step {k} token {n['token_id']}: processed logprob "
+                        f"{n['logprob']} = numpy {want:.6f}", ok, n)
+        settings = j["logitscope"]["header"]["settings"]
+        c.check(f"{extra}: the settings report it, from the request",
+                all(settings[f] == {"value": v, "source": "request"} for f, v in extra.items()),
+                {f: settings.get(f) for f in extra})
+
+
 def test_completions(s):
     prompt = [785, 3974, 13876, 38835, 34208]
     body = {"prompt": prompt, "max_tokens": 3, "temperature": 0, "repetition_penalty": 3,
@@ -237,6 +294,14 @@ def test_errors(s):
         (CHAT, {**base, "xtc_probability": 1.5}, "xtc_probability"),
         (CHAT, {**base, "xtc_threshold": -1}, "xtc_threshold"),
         (CHAT, {**base, "typical_p": 0}, "typical_p"),
+        (CHAT, {**base, "mirostat": 3}, "mirostat"),
+        (CHAT, {**base, "dry_base": 0.5}, "dry_base"),
+        (CHAT, {**base, "dry_multiplier": -1}, "dry_multiplier"),
+        (CHAT, {**base, "dry_sequence_breakers": "x"}, "dry_sequence_breakers"),
+        (CHAT, {**base, "dry_sequence_breakers": [1]}, "dry_sequence_breakers[0]"),
+        (CHAT, {**base, "repeat_last_n": -2}, "repeat_last_n"),
+        (CHAT, {**base, "min_keep": -1}, "min_keep"),
+        (CHAT, {**base, "repeat_penalty": 1.2}, "repeat_penalty"),
     ]
     for path, body, field in cases:
         r = s.post(path, body)
@@ -253,6 +318,7 @@ def run(binary, model, servers):
     c.section("chat: prompt_logprobs and token_ids_logprob", test_chat, s)
     c.section("chat: processed logprobs", test_processed, s)
     c.section("chat: llama-server's top_n_sigma and dynamic temperature", test_llama_samplers, s)
+    c.section("llama-server's penalty window, DRY, mirostat, min_keep", test_llama_more, s)
     c.section("completions", test_completions, s)
     c.section("streaming", test_streaming, s)
     c.section("errors", test_errors, s)

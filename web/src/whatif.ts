@@ -66,6 +66,10 @@ export function useWhatIf(branch: Branch | null, step: number | null, settings: 
             if (result.drawMissing) notes.push('the recorded step was greedy (no draw): the most likely token is shown; the server samples it afresh');
             const foreign = (branch.header?.stages ?? []).filter((name) => !PRESET_ORDER.hf.includes(name));
             if (foreign.length > 0) notes.push(`the recorded chain also ran ${foreign.join(', ')}, which the page does not re-run (the server's replay does)`);
+            // llama.cpp's penalty window and min_keep change stages the page does re-run.
+            const window = branch.header?.settings?.repeat_last_n?.value;
+            if (typeof window === 'number' && window >= 0) notes.push(`the recorded penalties counted the last ${window} tokens only (repeat_last_n); the page counts them as transformers does (the server's replay counts them as recorded)`);
+            if (recordedNumber(branch, 'min_keep') > 1) notes.push(`the recorded truncations kept at least ${recordedNumber(branch, 'min_keep')} tokens (min_keep); the page keeps one (the server's replay keeps them)`);
             const note = notes.length > 0 ? notes.join('; ') : null;
             setState((s) => ({ ...s, source: 'rescored', result, pending: false, note }));
           } catch (e) {
