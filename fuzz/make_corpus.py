@@ -388,6 +388,46 @@ def messages_seeds():
         write("messages", name, json.dumps(body, ensure_ascii=False))
 
 
+def responses_seeds():
+    """fuzz_responses: OpenAI Responses bodies (POST /v1/responses); the fuzzer's store holds
+    resp_seed, whose output called call_seed."""
+    tool = {"type": "function", "name": "get_weather", "description": "d", "strict": True,
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    call = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}
+    bodies = {
+        "min.json": {"model": "tiny", "input": "Hello", "max_output_tokens": 4},
+        "items.json": {"instructions": "Be brief.", "max_output_tokens": 4, "tools": [tool], "input": [
+            {"role": "developer", "content": [{"type": "input_text", "text": "a"}]},
+            {"type": "message", "role": "user", "content": "Weather in Paris?"},
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Let me look."}]},
+            call,
+            {"type": "function_call_output", "call_id": "call_1", "output": "20 C"},
+            {"role": "user", "content": "Thanks"}]},
+        "previous.json": {"previous_response_id": "resp_seed", "max_output_tokens": 4,
+                          "input": [{"type": "function_call_output", "call_id": "call_seed",
+                                     "output": [{"type": "input_text", "text": "-3 C"}]}]},
+        "forced_tool.json": {"input": "x", "max_output_tokens": 16, "tools": [tool], "parallel_tool_calls": False,
+                             "tool_choice": {"type": "function", "name": "get_weather"}},
+        "required_tool.json": {"input": "x", "max_output_tokens": 16, "tools": [tool], "tool_choice": "required"},
+        "json_schema.json": {"input": "x", "max_output_tokens": 16, "text": {"format": {
+            "type": "json_schema", "name": "a", "strict": True,
+            "schema": {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]}}}},
+        "logprobs.json": {"input": "x", "max_output_tokens": 4, "include": ["message.output_text.logprobs"],
+                          "top_logprobs": 2, "temperature": 0.5, "top_p": 0.9, "stream": True, "store": False,
+                          "metadata": {"k": "v"}, "seed": 3, "logitscope": {"trace": 2}},
+        # near-valid
+        "no_input.json": {"max_output_tokens": 4},
+        "reasoning_effort.json": {"input": "x", "reasoning": {"effort": "high"}},
+        "orphan_output.json": {"input": [{"type": "function_call_output", "call_id": "call_9", "output": "r"}]},
+        "image_part.json": {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "u"}]}]},
+        "web_search.json": {"input": "x", "tools": [{"type": "web_search"}]},
+        "unknown_previous.json": {"input": "x", "previous_response_id": "resp_nope"},
+    }
+    for name, body in bodies.items():
+        write("responses", name, json.dumps(body, ensure_ascii=False))
+
+
 def native_seeds():
     """fuzz_native: llama-server native completion bodies (POST /completion)."""
     bodies = {
@@ -463,6 +503,7 @@ def main():
         template_seeds(a.tokenizer_dir)
         request_seeds()
         messages_seeds()
+        responses_seeds()
         native_seeds()
         grammar_seeds()
     finally:

@@ -1,7 +1,7 @@
-// The model and limits the server's request fuzzers (fuzz_request, fuzz_messages) check bodies
-// against: a tiny synthetic model (the real Qwen tokenizer, the built-in Qwen2.5 template)
-// synthesized on first use into a directory kept between runs (a marker file says it is
-// complete), or LS_FUZZ_MODEL_DIR.
+// The model and limits the server's request fuzzers (fuzz_request, fuzz_messages, fuzz_native,
+// fuzz_responses) check bodies against: a tiny synthetic model (the real Qwen tokenizer, the
+// built-in Qwen2.5 template) synthesized on first use into a directory kept between runs (a
+// marker file says it is complete), or LS_FUZZ_MODEL_DIR.
 #pragma once
 
 #include <unistd.h>

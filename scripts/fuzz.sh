@@ -5,7 +5,7 @@
 # fuzz/dict/<target>.dict) for SECONDS, and prints a table: executions, findings (crash-,
 # leak-, timeout- and oom- files written), the corpus it grew to. Exits 1 on any finding.
 #   bash scripts/fuzz.sh SECONDS [TARGET[=SECONDS]...]     e.g. bash scripts/fuzz.sh 120 request=600
-#   targets: safetensors gguf tokenizer_json tokenize template request messages native grammar (all when none is named;
+#   targets: safetensors gguf tokenizer_json tokenize template request messages responses native grammar (all when none is named;
 #   a TARGET=SECONDS alone changes that target's time and still runs all)
 #   env: LS_FUZZ_DIR (default build-fuzz), LS_JOBS (default nproc), CXX (default clang++-14),
 #        LS_FUZZ_WERROR (default OFF)
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:?usage: scripts/fuzz.sh SECONDS [TARGET[=SECONDS]...]}
 shift
-all=(safetensors gguf tokenizer_json tokenize template request messages native grammar)
+all=(safetensors gguf tokenizer_json tokenize template request messages responses native grammar)
 declare -A secs
 targets=()
 for a in "$@"; do
