@@ -558,7 +558,8 @@ TEST_F(ResponsesTest, FunctionCallsAsItemsAndArgumentDeltas) {
   ASSERT_EQ(1u, got.messages.size());
   EXPECT_EQ("Sure.", got.messages[0]["content"]);
   ASSERT_EQ(2u, got.messages[0]["tool_calls"].size());
-  EXPECT_EQ(out[1]["call_id"], got.messages[0]["tool_calls"][0]["id"]);
+  EXPECT_EQ(out[1]["call_id"].get<std::string>(),
+            got.messages[0]["tool_calls"][0]["id"].get<std::string>());
   store_.put("resp_calls", {got.response, got.messages});
   const ResponsesRequest next =
       parse_responses_request(body({{"previous_response_id", "resp_calls"},
