@@ -5,14 +5,12 @@
 // ApiError only.
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <random>
 
-#include "../model/test_util.h"
-#include "engine/loaded_model.h"
 #include "server/anthropic_request.h"
 #include "server/anthropic_response.h"
 #include "server/response.h"
+#include "server_fixture.h"
 
 namespace ls::server {
 namespace {
@@ -20,31 +18,9 @@ namespace {
 using nlohmann::json;
 using ordered = nlohmann::ordered_json;
 
-class AnthropicTest : public ::testing::Test {
+class AnthropicTest : public test::ServerFixture<test::TinyModel> {
  protected:
-  static void SetUpTestSuite() {
-    const auto d = test::scratch_dir("server_anthropic");
-    SynthOptions o;
-    o.shape = "tiny";
-    o.dtype = DType::BF16;
-    o.seed = 3;
-    o.tokenizer_from = LS_QWEN_TOKENIZER_DIR;
-    o.out_dir = (d / "tiny").string();
-    synthesize_model(o);
-    model_ = new engine::LoadedModel(engine::LoadedModel::open(o.out_dir));
-  }
-  static void TearDownTestSuite() { delete model_; }
-
-  ServerLimits limits() {
-    ServerLimits l;
-    l.model = model_;
-    l.served_name = "tiny";
-    l.ctx = 512;
-    l.parallel = 4;
-    l.defaults = server_defaults(*model_);
-    l.template_mutex = &mutex_;
-    return l;
-  }
+  ServerLimits limits() { return ServerFixture::limits(512); }
   static ordered body(ordered extra = ordered::object()) {
     ordered b = {{"model", "tiny"},
                  {"max_tokens", 8},
@@ -65,11 +41,7 @@ class AnthropicTest : public ::testing::Test {
     ADD_FAILURE() << "accepted: " << b.dump();
     return "";
   }
-
-  static engine::LoadedModel* model_;
-  std::mutex mutex_;
 };
-engine::LoadedModel* AnthropicTest::model_ = nullptr;
 
 const ordered kTools = ordered::array(
     {{{"name", "get_weather"},

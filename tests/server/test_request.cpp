@@ -4,43 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <limits>
-#include <mutex>
 #include <random>
 
-#include "../model/test_util.h"
-#include "engine/loaded_model.h"
 #include "server/request.h"
+#include "server_fixture.h"
 
 namespace ls::server {
 namespace {
 
 using nlohmann::json;
 
-class RequestTest : public ::testing::Test {
+class RequestTest : public test::ServerFixture<test::TinyModel> {
  protected:
-  static void SetUpTestSuite() {
-    const auto d = test::scratch_dir("server_request");
-    SynthOptions o;
-    o.shape = "tiny";
-    o.dtype = DType::BF16;
-    o.seed = 3;
-    o.tokenizer_from = LS_QWEN_TOKENIZER_DIR;
-    o.out_dir = (d / "tiny").string();
-    synthesize_model(o);
-    model_ = new engine::LoadedModel(engine::LoadedModel::open(o.out_dir));
-  }
-  static void TearDownTestSuite() { delete model_; }
-
-  ServerLimits limits(int ctx = 256) {
-    ServerLimits l;
-    l.model = model_;
-    l.served_name = "tiny";
-    l.ctx = ctx;
-    l.parallel = 4;
-    l.defaults = server_defaults(*model_);
-    l.template_mutex = &mutex_;
-    return l;
-  }
   static json chat(json extra) {
     json body = {{"messages", json::array({{{"role", "user"}, {"content", "Hello"}}})}};
     for (auto& [k, v] : extra.items()) body[k] = v;
@@ -61,11 +36,7 @@ class RequestTest : public ::testing::Test {
     ADD_FAILURE() << "accepted: " << body.dump();
     return "";
   }
-
-  static engine::LoadedModel* model_;
-  std::mutex mutex_;
 };
-engine::LoadedModel* RequestTest::model_ = nullptr;
 
 TEST_F(RequestTest, EachBadFieldIsNamed) {
   const std::vector<std::pair<json, std::string>> cases = {

@@ -4,42 +4,17 @@
 // with the same split either way.
 #include <gtest/gtest.h>
 
-#include <mutex>
-
-#include "../model/test_util.h"
-#include "engine/loaded_model.h"
 #include "server/request.h"
 #include "server/response.h"
+#include "server_fixture.h"
 
 namespace ls::server {
 namespace {
 
 using nlohmann::json;
 
-class ThinkingTest : public ::testing::Test {
+class ThinkingTest : public test::ServerFixture<test::Qwen3TinyModel> {
  protected:
-  static void SetUpTestSuite() {
-    const auto d = test::scratch_dir("server_response");
-    SynthOptions o;
-    o.shape = "qwen3-tiny";
-    o.dtype = DType::BF16;
-    o.tokenizer_from = LS_QWEN_TOKENIZER_DIR;
-    o.out_dir = (d / "qwen3").string();
-    synthesize_model(o);
-    model_ = new engine::LoadedModel(engine::LoadedModel::open(o.out_dir));
-  }
-  static void TearDownTestSuite() { delete model_; }
-
-  ServerLimits limits() {
-    ServerLimits l;
-    l.model = model_;
-    l.served_name = "qwen3";
-    l.ctx = 256;
-    l.parallel = 2;
-    l.defaults = server_defaults(*model_);
-    l.template_mutex = &mutex_;
-    return l;
-  }
   static json body(json extra = json::object()) {
     json b = {{"messages", json::array({{{"role", "user"}, {"content", "Hi"}}})}};
     for (auto& [k, v] : extra.items()) b[k] = v;
@@ -66,9 +41,6 @@ class ThinkingTest : public ::testing::Test {
       }
     return {reasoning, content};
   }
-
-  static inline engine::LoadedModel* model_ = nullptr;
-  std::mutex mutex_;
 };
 
 TEST_F(ThinkingTest, TemplateKwargsReachTheTemplate) {
