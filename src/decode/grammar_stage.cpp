@@ -58,9 +58,21 @@ std::uint32_t GrammarStage::sync(std::span<const std::int32_t> generated) {
 
 const std::vector<std::uint64_t>& GrammarStage::mask(std::uint32_t state) {
   if (auto it = masks_.find(state); it != masks_.end()) return it->second;
-  if (masks_.size() >= kMaxMasks) masks_.clear();
+  const grammar::Vocabulary& vocab = *constraint_->vocabulary;
   std::vector<std::uint64_t> bits;
-  constraint_->vocabulary->allowed(space_, state, bits);
+  // Inside a long bounded repetition (a string's maxLength: every character a new state), the
+  // short tokens are allowed as in the state with fewer rounds left, whose mask is shared; only
+  // the long tokens are walked with this state.
+  const std::uint32_t shared = space_.clamped(state, static_cast<int>(vocab.short_limit()) + 1);
+  if (shared != state) {
+    bits = mask(shared);  // a copy
+    const std::vector<std::uint64_t>& short_tokens = vocab.short_tokens();
+    for (std::size_t w = 0; w < bits.size(); ++w) bits[w] &= short_tokens[w];
+    vocab.add_allowed_long(space_, state, bits);
+  } else {
+    vocab.allowed(space_, state, bits);
+  }
+  if (masks_.size() >= kMaxMasks) masks_.clear();
   return masks_.emplace(state, std::move(bits)).first->second;
 }
 

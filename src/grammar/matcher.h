@@ -41,6 +41,12 @@ class StateSpace {
   bool can_continue(std::uint32_t state) const;
   const Grammar& grammar() const { return *grammar_; }
   std::size_t state_count() const { return states_.size(); }
+  // The state with every bounded repetition (the rules of an x{m,n}, found by their shape) that
+  // has more than `most` (>= 2) rounds left cut to `most` left: it takes every byte string of
+  // fewer than `most` code points exactly as `state` does (a round takes at least one code point
+  // or nothing), so a mask over short tokens can be shared by the positions of a long bounded
+  // string. `state` itself when nothing is cut. (repetition_clamp.cpp)
+  std::uint32_t clamped(std::uint32_t state, int most);
 
  private:
   struct Node {  // a stack: the place on top, then the rest (kNone at the bottom)
@@ -83,6 +89,11 @@ class StateSpace {
   std::uint32_t next_in_character(std::uint32_t state, std::uint8_t byte);
   // Whether each stack of the full state takes all characters above U+007F or none (cached).
   bool uniform_above_ascii(std::uint32_t state);
+  // clamped()'s parts: the repetition chains, and a stack or a place with its rounds cut.
+  void find_repetitions();
+  int rounds_left(int rule, std::vector<int>& visiting);
+  std::uint32_t clamped_stack(std::uint32_t stack);
+  std::uint32_t clamped_place(std::uint32_t place);
 
   std::shared_ptr<const Grammar> grammar_;
   std::vector<const Element*> element_;     // place -> its element (nullptr: end of a sequence)
@@ -104,6 +115,12 @@ class StateSpace {
   std::unordered_map<std::uint64_t, std::uint32_t> partial_ids_;
   std::vector<std::uint32_t> partial_next_;  // 64 per partial state: continuation bytes only
   std::uint32_t start_ = kDead;
+  // Bounded repetitions: per rule, the rounds it has left (0: not such a rule) and the rule of
+  // its chain with one round fewer (-1: none); per place, its rule. Filled on first use.
+  std::vector<int> left_, down_;
+  std::vector<std::uint32_t> rule_of_place_;
+  int clamp_most_ = 0;  // the `most` the memos below hold
+  std::unordered_map<std::uint32_t, std::uint32_t> clamped_stacks_, clamped_states_;
 };
 
 // One parse moving over generated text: the state space plus the current state.

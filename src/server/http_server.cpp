@@ -164,6 +164,9 @@ void guarded(httplib::Response& res, bool anthropic, F&& body) {
     body();
   } catch (const ApiError& e) {
     send_error(res, e, anthropic);
+  } catch (const Error& e) {
+    // The library's refusals of what was asked (a lens step mirostat cannot re-run alone, ...).
+    send_error(res, ApiError(400, e.what()), anthropic);
   } catch (const std::exception& e) {
     send_error(res, ApiError(500, e.what(), "", "internal_error", "server_error"), anthropic);
   }

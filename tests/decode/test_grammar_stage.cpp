@@ -87,6 +87,63 @@ TEST(GrammarStage, KeepsExactlyTheTokensTheGrammarAllows) {
   }
 }
 
+// Bounded repetitions (a string's maxLength, an array's maxItems): the stage shares the short
+// tokens' mask between positions with many rounds left (StateSpace::clamped) and walks only the
+// long tokens; the masks must equal a fresh matcher's answer token by token. Short here is at
+// most 2 bytes, so most tokens are long and most positions are clamped.
+TEST(GrammarStage, BoundedRepetitionsGiveExactMasks) {
+  const std::vector<std::string> tokens = {
+      "{",    "}",   "\"",   "a",      "b",     "ab",     "aab", "aaab", "aaaaa",
+      "\"a",  "a\"", "aa\"", "aaaa\"", "\",\"", ",",      "\"}", "é",    "\xC3",
+      "\xA9", "aé",  "ba",   "bbbb",   "<eos>", "\"ab\"", "12",  "1234", "123456"};
+  const std::int32_t eos = 22;
+  std::vector<bool> special(tokens.size(), false);
+  special[eos] = true;
+  auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(
+      R"(root ::= "{" str ("," str){0,6} "}" num{0,1}
+str ::= "\"" [a-bé]{0,9} "\""
+num ::= [0-9]{1,8})",
+      "test"));
+  const auto c = std::make_shared<const grammar::Constraint>(grammar::Constraint{
+      g, std::make_shared<const grammar::Vocabulary>(tokens, special, 2), "test grammar"});
+  // The clamp moves a state deep in a string to one with 3 rounds left.
+  grammar::Matcher probe(g);
+  ASSERT_TRUE(probe.advance("{\"a"));
+  EXPECT_NE(probe.space().clamped(probe.state(), 3), probe.state());
+  ASSERT_TRUE(probe.advance("aaaaaaa"));  // 8 of 9 characters: one round left
+  EXPECT_EQ(probe.space().clamped(probe.state(), 3), probe.state());
+
+  GenerationConfig config;
+  config.constraint = c;
+  config.eos_token_id = {eos};
+  ProcessorChain chain = build_chain(config, {static_cast<std::int32_t>(tokens.size())});
+  std::mt19937 rng(11);
+  int checked = 0;
+  for (int walk = 0; walk < 400; ++walk) {
+    std::vector<std::int32_t> h;
+    for (int step = 0; step < 24; ++step) {
+      std::vector<float> scores(tokens.size(), 1.0f);
+      std::vector<std::int32_t> history = {3};
+      history.insert(history.end(), h.begin(), h.end());
+      chain.apply(scores, TokenHistory{history, 1});
+      std::vector<std::int32_t> kept;
+      for (std::int32_t t = 0; t < static_cast<std::int32_t>(tokens.size()); ++t) {
+        grammar::Matcher m(g);
+        bool ok = true;
+        for (std::int32_t p : h) ok = ok && m.advance(tokens[static_cast<std::size_t>(p)]);
+        const bool want = ok && (t == eos ? m.can_end() : m.advance(tokens[t]));
+        ASSERT_EQ(std::isfinite(scores[t]), want)
+            << "token '" << tokens[t] << "' after " << h.size() << " tokens (walk " << walk << ")";
+        if (want && t != eos) kept.push_back(t);
+        ++checked;
+      }
+      if (kept.empty()) break;
+      h.push_back(kept[rng() % kept.size()]);
+    }
+  }
+  EXPECT_GT(checked, 50000);
+}
+
 TEST(GrammarStage, AGrammarNeedsAnEndOfSequenceToken) {
   GenerationConfig config;
   config.constraint = constraint();

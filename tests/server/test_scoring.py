@@ -234,6 +234,15 @@ def test_llama_more(s):
         c.check(f"{extra}: the settings report it, from the request",
                 all(settings[f] == {"value": v, "source": "request"} for f, v in extra.items()),
                 {f: settings.get(f) for f in extra})
+        if "mirostat" in extra:  # a later step cannot be re-run alone: mu depends on the others
+            gen = j["logitscope"]["header"]["generation"]
+            for route, body in (("/v1/logitscope/lens", {"generation": gen, "step": 2}),
+                                ("/v1/logitscope/tree", {"generation": gen, "step": 1,
+                                                         "depth": 2})):
+                r = s.post(route, body)
+                c.check(f"{extra}: {route} of a later step is a 400 saying why",
+                        r.status == 400 and "mirostat" in (obj(r).get("error") or {}).get(
+                            "message", ""), obj(r))
 
 
 def test_completions(s):
