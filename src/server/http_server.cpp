@@ -382,13 +382,34 @@ void HttpServer::routes() {
   on_post("/v1/responses", [this](const httplib::Request& req, httplib::Response& res) {
     generate(req, res, Api::responses);
   });
-  on_get(R"(/v1/responses/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+  // The prompt's token count of a Responses body: exactly what it would prefill.
+  on_post("/v1/responses/input_tokens",
+          [this](const httplib::Request& req, httplib::Response& res) {
+            guarded(res, [&] {
+              parse_body(req);  // the JSON error messages; then again with keys in written order
+              const auto r = parse_responses_request(nlohmann::ordered_json::parse(req.body),
+                                                     limits_, &responses_);
+              send_json(res, {{"object", "response.input_tokens"},
+                              {"input_tokens", r.parsed.jobs.at(0).prompt.size()}});
+            });
+          });
+  const auto unknown = [](const std::string& id) {
+    return ApiError(404, fmt::format("no stored response '{}'", id), "response_id", "not_found");
+  };
+  on_get(R"(/v1/responses/([^/]+))",
+         [this, unknown](const httplib::Request& req, httplib::Response& res) {
+           guarded(res, [&] {
+             const std::optional<StoredResponse> r = responses_.find(req.matches[1]);
+             if (!r) throw unknown(req.matches[1]);
+             send_json(res, r->response);
+           });
+         });
+  route_table_->add("DELETE", R"(/v1/responses/([^/]+))");
+  http_->Delete(R"(/v1/responses/([^/]+))", [this, unknown](const httplib::Request& req,
+                                                            httplib::Response& res) {
     guarded(res, [&] {
-      const std::optional<StoredResponse> r = responses_.find(req.matches[1]);
-      if (!r)
-        throw ApiError(404, fmt::format("no stored response '{}'", req.matches[1].str()),
-                       "response_id", "not_found");
-      send_json(res, r->response);
+      if (!responses_.erase(req.matches[1])) throw unknown(req.matches[1]);
+      send_json(res, {{"id", req.matches[1].str()}, {"object", "response"}, {"deleted", true}});
     });
   });
   on_post("/v1/messages/count_tokens",

@@ -4,8 +4,9 @@
 // sequence numbers, deltas joined = the response, the SDK's accumulated final response, the same
 // items as not streamed under a seed), logprobs against the chat route's, a forced function call and
 // its function_call_output round trip (with previous_response_id and without), a conversation
-// continued by previous_response_id, retrieve, json_schema and json_object text formats producing
-// valid JSON, and the 400s naming the field. Every check prints what it got.
+// continued by previous_response_id, input token counts, retrieve and delete, json_schema and
+// json_object text formats producing valid JSON, and the 400s naming the field. Every check prints
+// what it got.
 //
 //   node responses_client.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
 import { spawn, spawnSync } from "node:child_process";
@@ -435,8 +436,16 @@ async function testConversation(client, srv) {
         chat.json?.choices?.[0]?.message?.content);
   check("a continued conversation reuses the prefix: cached_tokens > 0",
         r2.usage.input_tokens_details.cached_tokens > 0, r2.usage);
+  const counted = await client.responses.inputTokens.count({ model: MODEL, input: "More", previous_response_id: r1.id });
+  equal("responses.inputTokens.count(): object response.input_tokens, = the continued response's input_tokens",
+        [counted.object, counted.input_tokens], ["response.input_tokens", r2.usage.input_tokens]);
   const got = await client.responses.retrieve(r1.id);
   equal("responses.retrieve(): the stored response", got, r1);
+  await client.responses.delete(r1.id);
+  await expectError("responses.delete(), then retrieve: NotFoundError 404", () => client.responses.retrieve(r1.id),
+                    { cls: NotFoundError, status: 404 });
+  await expectError("previous_response_id of a deleted response: 400", () => client.responses.create(
+    req({ previous_response_id: r1.id })), { cls: BadRequestError, status: 400, param: "previous_response_id" });
   const unstored = await client.responses.create(req({ store: false }));
   await expectError("previous_response_id of a store: false response: 400 naming previous_response_id",
                     () => client.responses.create(req({ previous_response_id: unstored.id })),
