@@ -5,8 +5,8 @@
 // items as not streamed under a seed), logprobs against the chat route's, a forced function call and
 // its function_call_output round trip (with previous_response_id and without), a conversation
 // continued by previous_response_id, input token counts, retrieve and delete, json_schema and
-// json_object text formats producing valid JSON, and the 400s naming the field. Every check prints
-// what it got.
+// json_object text formats producing valid JSON, the 400s naming the field, and a Qwen3 thinking
+// template's reasoning item. Every check prints what it got.
 //
 //   node responses_client.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
 import { spawn, spawnSync } from "node:child_process";
@@ -99,9 +99,9 @@ async function section(name, fn) {
 
 // ---------------------------------------------------------------------------------------------
 // The server.
-function synth(bin, tokenizerDir, parent) {
-  const out = path.join(parent, MODEL);
-  const r = spawnSync(bin, ["synth", "--shape", "tiny", "--dtype", "bf16", "--seed", "3", "--out", out,
+function synth(bin, tokenizerDir, parent, name = MODEL, shape = "tiny") {
+  const out = path.join(parent, name);
+  const r = spawnSync(bin, ["synth", "--shape", shape, "--dtype", "bf16", "--seed", "3", "--out", out,
                             "--tokenizer-from", tokenizerDir], { encoding: "utf8", timeout: 300000 });
   if (r.status !== 0) throw new Error(`synth failed (${r.status}): ${r.stdout}${r.stderr}${r.error ?? ""}`);
   return out;
@@ -482,6 +482,35 @@ async function testTextFormat(client) {
         (o.status === "incomplete" && o.output_text.trimStart().startsWith("{")), { status: o.status, text: o.output_text });
 }
 
+// A thinking template (Qwen3's): the reply's <think> block becomes a reasoning item. The tiny
+// model writes no <think> of itself, so a logit_bias makes every token one: the reply is an
+// unclosed block, all reasoning.
+async function testReasoning(bin, tokenizerDir, tmp) {
+  const dir = synth(bin, tokenizerDir, tmp, "qwen3", "qwen3-tiny");
+  const srv = await startServer(bin, dir, ["--api-key", KEY]);
+  try {
+    const client = new OpenAI({ baseURL: `http://${srv.host}:${srv.port}/v1`, apiKey: KEY, maxRetries: 0,
+                                timeout: 300000 });
+    const body = { model: "qwen3", input: "Hi", max_output_tokens: 4, temperature: 0, ignore_eos: true,
+                   logit_bias: { 151667: 100 } };
+    const r = await client.responses.create(body);
+    const rs = items(r, "reasoning");
+    check("a <think> block: one reasoning item (id rs_..., reasoning_text content, summary []) and no message",
+          r.output.length === 1 && rs.length === 1 && rs[0].id.startsWith("rs_") &&
+          rs[0].content?.[0]?.type === "reasoning_text" && isDeepStrictEqual(rs[0].summary, []), r.output);
+    equal("reasoning_tokens = output_tokens (the block never closed)",
+          r.usage?.output_tokens_details?.reasoning_tokens, r.usage?.output_tokens);
+    const chat = await postJSON(srv, "/v1/chat/completions", { model: "qwen3", messages: [{ role: "user", content: "Hi" }],
+      max_tokens: 4, temperature: 0, ignore_eos: true, logit_bias: { 151667: 100 } });
+    equal("the reasoning text = the chat route's reasoning_content",
+          rs[0]?.content?.[0]?.text, chat.json?.choices?.[0]?.message?.reasoning_content);
+    const got = checkEventOrder("reasoning, streamed", await streamEvents(client, body));
+    equal("streamed: the same items (ids apart)", withoutIds(got.final?.output ?? []), withoutIds(r.output));
+  } finally {
+    await stopServer(srv);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 async function expectError(name, fn, { cls, status, param, code }) {
   try {
@@ -556,6 +585,7 @@ async function main() {
     await section("previous_response_id", () => testConversation(client, srv));
     await section("text.format", () => testTextFormat(client));
     await section("errors", () => testErrors(client, srv));
+    await section("reasoning (a Qwen3 template)", () => testReasoning(ARGS.logitscope, ARGS["tokenizer-from"], tmp));
   } finally {
     console.log("\n== SIGTERM");
     const r = await stopServer(srv);
