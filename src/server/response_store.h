@@ -29,6 +29,7 @@ class ResponseStore {
   std::optional<StoredResponse> find(const std::string& id);
   bool erase(const std::string& id);
   std::size_t size() const;
+  std::size_t capacity() const { return capacity_; }
 
  private:
   using Entry = std::pair<std::string, StoredResponse>;

@@ -25,6 +25,39 @@ using body::field;
 using body::string;
 using body::type_name;
 
+// The chat route's extension fields, passed through under their own names.
+constexpr const char* kExtensionFields[] = {"seed",
+                                            "top_k",
+                                            "min_p",
+                                            "top_n_sigma",
+                                            "dynatemp_range",
+                                            "dynatemp_exponent",
+                                            "typical_p",
+                                            "xtc_probability",
+                                            "xtc_threshold",
+                                            "repetition_penalty",
+                                            "presence_penalty",
+                                            "frequency_penalty",
+                                            "repeat_last_n",
+                                            "min_keep",
+                                            "dry_multiplier",
+                                            "dry_base",
+                                            "dry_allowed_length",
+                                            "dry_penalty_last_n",
+                                            "dry_sequence_breakers",
+                                            "mirostat",
+                                            "mirostat_tau",
+                                            "mirostat_eta",
+                                            "logit_bias",
+                                            "ignore_eos",
+                                            "min_tokens",
+                                            "stop",
+                                            "stop_token_ids",
+                                            "bad_words",
+                                            "logprobs_mode",
+                                            "chat_template_kwargs",
+                                            "logitscope"};
+
 const ordered& required(const ordered& obj, const char* key, const std::string& param) {
   const ordered* v = field(obj, key);
   if (v == nullptr) bad(param, fmt::format("'{}' is required", param));
@@ -326,9 +359,9 @@ ResponsesTranslation translate_responses(const ordered& body, ResponseStore* sto
     if (!prior)
       throw ApiError(400,
                      fmt::format("'previous_response_id' is \"{}\", which is no stored response "
-                                 "(it was made with store false, or dropped: the server keeps "
-                                 "the last 256)",
-                                 id),
+                                 "(it was made with store false, deleted, or dropped: the "
+                                 "server keeps the last {})",
+                                 id, store != nullptr ? store->capacity() : 0),
                      "previous_response_id", "previous_response_not_found");
     conversation = std::move(prior->messages);
     echo["previous_response_id"] = id;
@@ -370,28 +403,7 @@ ResponsesTranslation translate_responses(const ordered& body, ResponseStore* sto
     if (logprobs) chat["top_logprobs"] = echo["top_logprobs"];
   }
   if (logprobs) chat["logprobs"] = true;
-  // The chat route's extension fields, under their own names.
-  for (const char* key : {"seed",
-                          "top_k",
-                          "min_p",
-                          "top_n_sigma",
-                          "dynatemp_range",
-                          "dynatemp_exponent",
-                          "typical_p",
-                          "xtc_probability",
-                          "xtc_threshold",
-                          "repetition_penalty",
-                          "presence_penalty",
-                          "frequency_penalty",
-                          "logit_bias",
-                          "ignore_eos",
-                          "min_tokens",
-                          "stop",
-                          "stop_token_ids",
-                          "bad_words",
-                          "logprobs_mode",
-                          "chat_template_kwargs",
-                          "logitscope"})
+  for (const char* key : kExtensionFields)
     if (const ordered* v = field(body, key)) chat[key] = *v;
   chat["stream"] = true;  // the Response and its events are both made from chat chunks
   return t;

@@ -133,6 +133,8 @@ TEST_F(ResponsesTest, SamePromptAndSettingsAsTheChatRoute) {
                           {"top_p", 0.9},
                           {"top_k", 5},
                           {"seed", 7},
+                          {"dry_multiplier", 0.8},
+                          {"repeat_last_n", 16},
                           {"parallel_tool_calls", false},
                           {"metadata", {{"k", "v"}}},
                           {"user", "u"},
@@ -154,6 +156,8 @@ TEST_F(ResponsesTest, SamePromptAndSettingsAsTheChatRoute) {
   EXPECT_EQ(0.5, cfg.temperature);
   EXPECT_EQ(5, cfg.top_k);
   EXPECT_EQ(7u, cfg.seed);
+  EXPECT_EQ(0.8, cfg.dry_multiplier);  // the chat route's extensions pass through
+  EXPECT_EQ(16, cfg.repeat_last_n);
   EXPECT_EQ(nullptr, cfg.constraint);
   EXPECT_FALSE(m.parsed.logprobs);
   const json& e = m.t.echo;
