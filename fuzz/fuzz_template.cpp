@@ -1,4 +1,4 @@
-// Fuzz target: the sandboxed Jinja interpreter (src/chat/template.h). Each input is a template
+// Fuzz target: the sandboxed Jinja interpreter (src/jinja/template.h). Each input is a template
 // source, parsed and rendered over a fixed chat context (messages with a tool call, tools,
 // add_generation_prompt) under small RenderLimits, so every input finishes fast. It must render
 // or throw ls::Error (TemplateError); an "internal error" message, any other exception, a
@@ -8,8 +8,8 @@
 #include <exception>
 #include <string>
 
-#include "chat/template.h"
 #include "fuzz_util.h"
+#include "jinja/template.h"
 
 namespace {
 
@@ -33,8 +33,8 @@ const nlohmann::ordered_json& context() {
   return c;
 }
 
-ls::chat::RenderLimits limits() {
-  ls::chat::RenderLimits l;
+ls::jinja::RenderLimits limits() {
+  ls::jinja::RenderLimits l;
   l.max_output_bytes = 64 << 10;
   // Small budgets: a mutated loop runs into them at once, so each input costs ~1 ms, not ~40
   // (the limits' own checks are what is tested; tests/chat covers the default values).
@@ -47,13 +47,13 @@ ls::chat::RenderLimits limits() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const ls::chat::RenderLimits kLimits = limits();
+  static const ls::jinja::RenderLimits kLimits = limits();
   try {
     const auto t =
-        ls::chat::Template::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+        ls::jinja::Template::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
     const std::string out = t.render(context(), kLimits);
     if (out.size() > kLimits.max_output_bytes) ls::fuzz::finding("output above max_output_bytes");
-  } catch (const ls::chat::TemplateError& e) {
+  } catch (const ls::jinja::TemplateError& e) {
     if (!e.raised_by_template() && e.message().find("internal error") != std::string::npos)
       ls::fuzz::finding(std::string("internal error: ") + e.what());
   } catch (const ls::Error& e) {

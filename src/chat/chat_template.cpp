@@ -29,8 +29,8 @@ std::optional<std::string> token_text(const nlohmann::ordered_json& v, const std
        v.dump());
 }
 
-std::shared_ptr<const Template> compile(const std::string& source, const std::string& name) {
-  return std::make_shared<const Template>(Template::parse(source, name));
+std::shared_ptr<const jinja::Template> compile(const std::string& source, const std::string& name) {
+  return std::make_shared<const jinja::Template>(jinja::Template::parse(source, name));
 }
 
 }  // namespace
@@ -140,7 +140,7 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages,
   const auto& cached = tool_use ? compiled_tool_use_ : compiled_;
   const std::string& cached_source = tool_use ? compiled_tool_use_source_ : compiled_source_;
   if (cached && cached_source == src) return cached->render(context);
-  return Template::parse(src, name).render(context);
+  return jinja::Template::parse(src, name).render(context);
 }
 
 nlohmann::ordered_json make_messages(const std::string& prompt, const std::string& system) {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "chat/template.h"
+#include "jinja/template.h"
 
 namespace ls::chat {
 
@@ -33,7 +33,7 @@ struct ChatTemplate {
   std::string name = "chat_template";  // used in error messages
 
  private:
-  std::shared_ptr<const Template> compiled_, compiled_tool_use_;
+  std::shared_ptr<const jinja::Template> compiled_, compiled_tool_use_;
   std::string compiled_source_, compiled_tool_use_source_;
 };
 

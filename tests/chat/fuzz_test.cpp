@@ -9,9 +9,9 @@
 #include <fstream>
 #include <random>
 
-#include "chat/template.h"
+#include "jinja/template.h"
 
-namespace ls::chat {
+namespace ls::jinja {
 namespace {
 
 namespace fs = std::filesystem;
@@ -222,4 +222,4 @@ TEST(TemplateFuzz, MutatedTemplatesRenderOrFailCleanly) {
 }
 
 }  // namespace
-}  // namespace ls::chat
+}  // namespace ls::jinja

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "chat/chat_template.h"
-#include "chat/template.h"
+#include "jinja/template.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
                                     c.value("add_generation_prompt", false),
                                     c.value("extra", nlohmann::ordered_json()));
       } else {
-        auto t = ls::chat::Template::parse(c.at("template").get<std::string>(), "case");
+        auto t = ls::jinja::Template::parse(c.at("template").get<std::string>(), "case");
         result["output"] = t.render(c.value("context", nlohmann::ordered_json::object()));
       }
     } catch (const ls::Error& e) {

@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "chat/template.h"
+#include "jinja/template.h"
 
-namespace ls::chat {
+namespace ls::jinja {
 namespace {
 
 // Renders `source` and returns the TemplateError it must throw.
@@ -301,4 +301,4 @@ TEST(TemplateErrors, NoFileOrEnvironmentAccess) {
 }
 
 }  // namespace
-}  // namespace ls::chat
+}  // namespace ls::jinja
