@@ -1,9 +1,8 @@
 // Fuzz target: an OpenAI Responses body (POST /v1/responses) through its translation and the chat
-// route's checking (src/server/responses_request.h), with the tiny synthetic model of
-// server_model.h and a store holding one response ("resp_seed", with a call "call_seed") for
-// previous_response_id. Only ApiError may escape. An accepted body's reply (its own JSON text
-// in pieces, with a tool call) then runs through the chat builder and ResponsesStream: every
-// event must be JSON in order, and the text deltas must join into the Response's output_text.
+// route's checks (responses_request.h) on server_model.h's model, with a store holding "resp_seed"
+// (which called "call_seed"). Only ApiError may escape. An accepted body's reply (its JSON text in
+// pieces, then a tool call) runs through the chat builder and ResponsesStream: the events must be
+// JSON in order, their text deltas joining into the Response's output_text.
 #include <cstdint>
 #include <exception>
 #include <string>

@@ -1,9 +1,8 @@
-// OpenAI's Responses API requests (POST /v1/responses) turned into the chat route's request:
-// `instructions` and the input items (messages, function_call, function_call_output) become chat
-// messages after those of a stored previous response, flat function tools and tool_choice their
-// chat forms, text.format the response_format, include's logprobs the chat logprobs; then
-// parse_chat_request runs it, its errors renamed to the Responses fields. A field that would
-// change the output and is not supported is a 400 naming it. docs/server-api.md.
+// OpenAI's Responses API requests (POST /v1/responses) as the chat route's request: instructions
+// and input items become chat messages after a stored previous response's, flat tools, tool_choice,
+// text.format and include their chat forms; parse_chat_request runs it, its errors renamed to the
+// Responses fields. A field that would change the output and is not supported is a 400 naming
+// it (docs/server-api.md).
 #pragma once
 
 #include <nlohmann/json.hpp>

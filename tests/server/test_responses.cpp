@@ -1,9 +1,8 @@
-// OpenAI's Responses API requests without HTTP (src/server/responses_request.cpp,
-// response_store.cpp): every input item translated to the chat messages the template renders,
-// the same prompt as the equivalent chat request, tools, tool_choice, text.format and include
-// mapped to the chat fields, previous_response_id over the store, each bad or unsupported field
-// refused naming it, and damaged bodies raising ApiError only. The answers:
-// test_responses_stream.cpp.
+// OpenAI's Responses API requests without HTTP (responses_request.cpp, response_store.cpp): input
+// items as the chat messages the template renders, the chat route's prompt for the same turns,
+// tools, tool_choice, text.format and include as chat fields, previous_response_id over the store,
+// each bad or unsupported field named, damaged bodies raising ApiError only. The answers are
+// test_responses_stream.cpp's.
 #include <gtest/gtest.h>
 
 #include <random>
