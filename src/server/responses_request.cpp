@@ -213,6 +213,9 @@ ordered translate_tools(const ordered& tools, std::set<std::string>& names, json
       e["parameters"] = json::parse(s->dump());
     }
     if (const ordered* s = field(t, "strict")) e["strict"] = boolean(*s, p + ".strict");
+    if (const ordered* d = field(t, "defer_loading");
+        d != nullptr && boolean(*d, p + ".defer_loading"))
+      unsupported(p + ".defer_loading", "every tool is in the prompt (false passes)");
     out.push_back({{"type", "function"}, {"function", std::move(fn)}});
     echo.push_back(std::move(e));
   }

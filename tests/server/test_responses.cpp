@@ -319,6 +319,8 @@ TEST_F(ResponsesTest, EachBadOrUnsupportedFieldIsNamed) {
       {body({{"tools", {{{"type", "function"}, {"name", "f"}, {"parameters", 5}}}}}),
        "tools[0].parameters"},
       {body({{"tools", {{{"type", "function"}}}}}), "tools[0].name"},
+      {body({{"tools", {{{"type", "function"}, {"name", "f"}, {"defer_loading", true}}}}}),
+       "tools[0].defer_loading"},
       {body({{"tools", {kTools[0], kTools[0]}}}), "tools[1].name"},
       {body({{"tool_choice", "required"}}), "tool_choice"},  // no tools
       {body({{"tools", kTools}, {"tool_choice", "sometimes"}}), "tool_choice"},
