@@ -229,33 +229,7 @@ void translate_sampling(const ordered& body, ordered& chat) {
     chat["temperature"] = number(*v, "temperature", 0, 1);
   if (const ordered* v = field(body, "top_p")) chat["top_p"] = number(*v, "top_p", 0, 1);
   if (const ordered* v = field(body, "top_k")) chat["top_k"] = integer_at_least(*v, "top_k", 0);
-  for (const char* key : {"seed",
-                          "min_p",
-                          "top_n_sigma",
-                          "dynatemp_range",
-                          "dynatemp_exponent",
-                          "typical_p",
-                          "xtc_probability",
-                          "xtc_threshold",
-                          "repetition_penalty",
-                          "presence_penalty",
-                          "frequency_penalty",
-                          "logit_bias",
-                          "ignore_eos",
-                          "min_tokens",
-                          "stop_token_ids",
-                          "bad_words",
-                          "repeat_last_n",
-                          "min_keep",
-                          "dry_multiplier",
-                          "dry_base",
-                          "dry_allowed_length",
-                          "dry_penalty_last_n",
-                          "dry_sequence_breakers",
-                          "mirostat",
-                          "mirostat_tau",
-                          "mirostat_eta",
-                          "logitscope"})
+  for (const char* key : body::kSamplingExtensions)
     if (const ordered* v = field(body, key)) chat[key] = *v;
 }
 

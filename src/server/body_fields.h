@@ -13,6 +13,37 @@
 
 namespace ls::server::body {
 
+// The chat route's sampling fields beyond OpenAI's (vLLM's, llama-server's, the extension
+// object), which the Messages and Responses routes pass through under their own names: one
+// list, so a sampler added to chat reaches every route.
+inline constexpr const char* kSamplingExtensions[] = {"seed",
+                                                      "min_p",
+                                                      "top_n_sigma",
+                                                      "dynatemp_range",
+                                                      "dynatemp_exponent",
+                                                      "typical_p",
+                                                      "xtc_probability",
+                                                      "xtc_threshold",
+                                                      "repetition_penalty",
+                                                      "presence_penalty",
+                                                      "frequency_penalty",
+                                                      "repeat_last_n",
+                                                      "min_keep",
+                                                      "dry_multiplier",
+                                                      "dry_base",
+                                                      "dry_allowed_length",
+                                                      "dry_penalty_last_n",
+                                                      "dry_sequence_breakers",
+                                                      "mirostat",
+                                                      "mirostat_tau",
+                                                      "mirostat_eta",
+                                                      "logit_bias",
+                                                      "ignore_eos",
+                                                      "min_tokens",
+                                                      "stop_token_ids",
+                                                      "bad_words",
+                                                      "logitscope"};
+
 [[noreturn]] inline void bad(const std::string& param, const std::string& message,
                              const std::string& code = "invalid_value") {
   throw ApiError(400, message, param, code);

@@ -25,38 +25,10 @@ using body::field;
 using body::string;
 using body::type_name;
 
-// The chat route's extension fields, passed through under their own names.
-constexpr const char* kExtensionFields[] = {"seed",
-                                            "top_k",
-                                            "min_p",
-                                            "top_n_sigma",
-                                            "dynatemp_range",
-                                            "dynatemp_exponent",
-                                            "typical_p",
-                                            "xtc_probability",
-                                            "xtc_threshold",
-                                            "repetition_penalty",
-                                            "presence_penalty",
-                                            "frequency_penalty",
-                                            "repeat_last_n",
-                                            "min_keep",
-                                            "dry_multiplier",
-                                            "dry_base",
-                                            "dry_allowed_length",
-                                            "dry_penalty_last_n",
-                                            "dry_sequence_breakers",
-                                            "mirostat",
-                                            "mirostat_tau",
-                                            "mirostat_eta",
-                                            "logit_bias",
-                                            "ignore_eos",
-                                            "min_tokens",
-                                            "stop",
-                                            "stop_token_ids",
-                                            "bad_words",
-                                            "logprobs_mode",
-                                            "chat_template_kwargs",
-                                            "logitscope"};
+// The chat route's fields passed through under their own names: the sampling extensions every
+// route shares, and top_k, stop, logprobs_mode and chat_template_kwargs, which Responses lacks.
+constexpr const char* kChatOnlyFields[] = {"top_k", "stop", "logprobs_mode",
+                                           "chat_template_kwargs"};
 
 const ordered& required(const ordered& obj, const char* key, const std::string& param) {
   const ordered* v = field(obj, key);
@@ -304,7 +276,8 @@ void refuse_fields(const ordered& body) {
   }
 }
 
-// include: only "message.output_text.logprobs", which turns the chat logprobs on.
+// include: "message.output_text.logprobs" turns the chat logprobs on; "reasoning.encrypted_content"
+// is accepted and changes nothing.
 bool logprobs_included(const ordered& body) {
   const ordered* v = field(body, "include");
   if (v == nullptr) return false;
@@ -313,6 +286,9 @@ bool logprobs_included(const ordered& body) {
   for (std::size_t i = 0; i < v->size(); ++i) {
     const std::string p = fmt::format("include[{}]", i);
     const std::string& s = string((*v)[i], p);
+    // Encrypted reasoning is for stateless turns; reasoning items sent back are dropped here
+    // anyway (the template writes no past reasoning), so asking for it changes nothing.
+    if (s == "reasoning.encrypted_content") continue;
     if (s != "message.output_text.logprobs")
       unsupported(p, fmt::format("\"{}\" (only \"message.output_text.logprobs\")", s));
     logprobs = true;
@@ -406,7 +382,9 @@ ResponsesTranslation translate_responses(const ordered& body, ResponseStore* sto
     if (logprobs) chat["top_logprobs"] = echo["top_logprobs"];
   }
   if (logprobs) chat["logprobs"] = true;
-  for (const char* key : kExtensionFields)
+  for (const char* key : body::kSamplingExtensions)
+    if (const ordered* v = field(body, key)) chat[key] = *v;
+  for (const char* key : kChatOnlyFields)
     if (const ordered* v = field(body, key)) chat[key] = *v;
   chat["stream"] = true;  // the Response and its events are both made from chat chunks
   return t;

@@ -530,7 +530,7 @@ async function testErrors(client, srv) {
   const cases = [
     ["reasoning effort", { reasoning: { effort: "high" } }, "reasoning.effort", "unsupported_field"],
     ["a web_search tool", { tools: [{ type: "web_search" }] }, "tools[0].type", "unsupported_field"],
-    ["include reasoning.encrypted_content", { include: ["reasoning.encrypted_content"] }, "include[0]", "unsupported_field"],
+    ["include file_search_call.results", { include: ["file_search_call.results"] }, "include[0]", "unsupported_field"],
     ["background true", { background: true }, "background", "unsupported_field"],
     ["truncation auto", { truncation: "auto" }, "truncation", "unsupported_field"],
     ["an input_image part", { input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] },

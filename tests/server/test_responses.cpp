@@ -346,7 +346,7 @@ TEST_F(ResponsesTest, EachBadOrUnsupportedFieldIsNamed) {
       {body({{"reasoning", {{"summary", "auto"}}}}), "reasoning.summary"},
       {body({{"reasoning", 5}}), "reasoning"},
       {body({{"include", "x"}}), "include"},
-      {body({{"include", {"message.output_text.logprobs", "reasoning.encrypted_content"}}}),
+      {body({{"include", {"message.output_text.logprobs", "file_search_call.results"}}}),
        "include[1]"},
       {body({{"top_logprobs", 21}}), "top_logprobs"},
       {body({{"background", true}}), "background"},
@@ -377,6 +377,18 @@ TEST_F(ResponsesTest, EachBadOrUnsupportedFieldIsNamed) {
   std::string code;
   param_of(body({{"reasoning", {{"effort", "low"}}}}), &code);
   EXPECT_EQ("unsupported_field", code);
+}
+
+// Agent clients ask for encrypted reasoning on every request: accepted, and nothing changes (the
+// same prompt and settings as without it; logprobs stay off).
+TEST_F(ResponsesTest, EncryptedReasoningIsAcceptedAndChangesNothing) {
+  const auto plain = parse_responses_request(body(), limits(512), &store_);
+  const auto asked = parse_responses_request(body({{"include", {"reasoning.encrypted_content"}}}),
+                                             limits(512), &store_);
+  EXPECT_EQ(plain.parsed.jobs.at(0).prompt, asked.parsed.jobs.at(0).prompt);
+  EXPECT_FALSE(asked.parsed.logprobs);
+  EXPECT_EQ(decode::settings_json(plain.parsed.jobs.at(0).config),
+            decode::settings_json(asked.parsed.jobs.at(0).config));
 }
 
 // Random damage to a valid body with every item type: only ApiError may come out.
