@@ -173,7 +173,16 @@ void NativeResponse::apply(std::size_t job, const Event& event, std::vector<json
         } else if constexpr (std::is_same_v<T, TokenEvent>) {
           if (r.first == Clock::time_point{}) r.first = Clock::now();
           r.tokens.push_back(e.token.token);
-          if (options_.n_probs > 0) r.probs.push_back(prob_entry(e.token));
+          if (options_.n_probs > 0) {
+            TokenLogprob t = e.token;
+            // Greedy draws from a point mass: after the chain (llama.cpp's temperature <= 0
+            // keeps the best token alone) the chosen token has probability 1.
+            if (options_.post_sampling && request_.jobs[job].config.temperature <= 0) {
+              t.logprob = 0;
+              t.top = {{t.token, 0.0}};
+            }
+            r.probs.push_back(prob_entry(t));
+          }
         } else if constexpr (std::is_same_v<T, TextEvent>) {
           r.content += e.text;
           if (stream) chunks.push_back(partial(job, e.text));

@@ -229,6 +229,11 @@ def test_logit_bias(s):
     c.check("n_probs 0: no completion_probabilities", "completion_probabilities" not in j, list(j))
     j = obj(s.post(NATIVE, {**greedy, "return_tokens": True}))
     c.equal("greedy: tokens (return_tokens) is the best token", j["tokens"], [order[0]])
+    j = obj(s.post(NATIVE, {**greedy, "n_probs": 3, "post_sampling_probs": True}))
+    e = j["completion_probabilities"][0]
+    c.check("greedy after the chain: the best token alone, probability 1 (as llama-server)",
+            e["prob"] == 1.0 and [(x["id"], x["prob"]) for x in e["top_probs"]] == [(order[0], 1.0)],
+            e)
     j = obj(s.post(NATIVE, {**greedy, "return_tokens": True, "logit_bias": [[order[0], False]]}))
     c.equal("logit_bias [[best, false]]: the second best", j["tokens"], [order[1]])
     gap = row[order[0]] - row[order[2]]
