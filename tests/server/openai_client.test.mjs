@@ -4,173 +4,14 @@
 // trip, the errors the client raises, and models.list. Every check prints what it got.
 //
 //   node openai_client.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
-import { spawn, spawnSync } from "node:child_process";
-import fs from "node:fs";
-import { createRequire } from "node:module";
-import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const KEY = "k";
-const MODEL = "tiny";
+import { KEY, LIVELY, MODEL, USER, check, equal, postJSON, runClientTest, section, setup, show }
+  from "./harness.mjs";
+
+const { args: ARGS, sdk } = setup("openai_client.test.mjs", "openai");
+const { OpenAI, AuthenticationError, BadRequestError, NotFoundError } = sdk;
 const EOS = 151645; // <|im_end|>
-// The tiny model mostly repeats its last input token (tied embeddings, two layers), so
-// unpenalised output is "\n" over and over; repetition_penalty 3 makes it produce varied tokens.
-const LIVELY = { repetition_penalty: 3 };
-const USER = [{ role: "user", content: "Hello" }];
-
-// ---------------------------------------------------------------------------------------------
-// Arguments (or environment variables), and the openai package from tests/oracle/node_modules.
-function parseArgs() {
-  const a = {
-    logitscope: process.env.LS_LOGITSCOPE,
-    "tokenizer-from": process.env.LS_TOKENIZER_FROM,
-    "oracle-dir": process.env.LS_ORACLE_NPM_DIR ?? path.resolve(HERE, "../oracle"),
-  };
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i += 2) a[argv[i].replace(/^--/, "")] = argv[i + 1];
-  if (!a.logitscope || !a["tokenizer-from"]) {
-    console.error("usage: node openai_client.test.mjs --logitscope BIN --tokenizer-from DIR " +
-                  "[--oracle-dir DIR]");
-    process.exit(2);
-  }
-  return a;
-}
-
-const ARGS = parseArgs();
-let openai;
-try {
-  // ESM imports ignore NODE_PATH: resolve the package as seen from tests/oracle instead.
-  openai = createRequire(path.join(path.resolve(ARGS["oracle-dir"]), "package.json"))("openai");
-} catch (e) {
-  console.error(`cannot load the npm package openai from ${ARGS["oracle-dir"]}/node_modules ` +
-                `(run \`npm ci --prefix tests/oracle\`): ${e.message}`);
-  process.exit(1);
-}
-const { OpenAI, AuthenticationError, BadRequestError, NotFoundError } = openai;
-
-// ---------------------------------------------------------------------------------------------
-// Checks: each prints ok/FAIL, its name and what it got.
-const failures = [];
-let checks = 0;
-
-function show(v, limit = 400) {
-  let s;
-  try {
-    s = typeof v === "string" ? v : JSON.stringify(v, (k, x) => (typeof x === "bigint" ? String(x) : x));
-  } catch {
-    s = String(v);
-  }
-  s = String(s).replace(/\n/g, "\\n");
-  return s.length <= limit ? s : `${s.slice(0, limit)}... (${s.length} chars)`;
-}
-
-function check(name, ok, got) {
-  checks++;
-  console.log(`${ok ? "ok  " : "FAIL"} ${name}${got === undefined ? "" : ` -- got: ${show(got)}`}`);
-  if (!ok) failures.push(name);
-  return ok;
-}
-
-function equal(name, got, want) {
-  const ok = isDeepStrictEqual(got, want);
-  return check(name, ok, ok ? got : { got, want });
-}
-
-async function section(name, fn) {
-  console.log(`\n== ${name}`);
-  try {
-    await fn();
-  } catch (e) {
-    console.log(e?.stack ?? e);
-    check(`${name}: ran without an exception`, false, {
-      error: String(e?.message ?? e), status: e?.status, param: e?.param, body: e?.error,
-    });
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The server.
-function synth(bin, tokenizerDir, parent) {
-  const out = path.join(parent, MODEL);
-  const r = spawnSync(bin, ["synth", "--shape", "tiny", "--dtype", "bf16", "--seed", "3", "--out", out,
-                            "--tokenizer-from", tokenizerDir], { encoding: "utf8", timeout: 300000 });
-  if (r.status !== 0) throw new Error(`synth failed (${r.status}): ${r.stdout}${r.stderr}${r.error ?? ""}`);
-  return out;
-}
-
-function startServer(bin, modelDir, extra) {
-  const args = ["serve", "--model", modelDir, "--port", "0", "--parallel", "16", "--threads", "2",
-                ...extra];
-  console.log(`starting: ${bin} ${args.join(" ")}`);
-  const proc = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
-  const log = [];
-  const srv = { proc, log, host: null, port: null, tail: () => log.join("").slice(-4000) };
-  proc.stderr.setEncoding("utf8");
-  proc.stderr.on("data", (d) => log.push(d));
-  proc.stdout.setEncoding("utf8");
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    const timer = setTimeout(() => reject(new Error(`no 'listening on' line in 120 s:\n${srv.tail()}`)),
-                             120000);
-    proc.stdout.on("data", (d) => {
-      log.push(d);
-      if (srv.port) return;
-      seen += d;
-      const m = seen.match(/listening on http:\/\/([0-9.]+):(\d+)/);
-      if (m) {
-        clearTimeout(timer);
-        srv.host = m[1];
-        srv.port = Number(m[2]);
-        console.log(`server pid ${proc.pid} listening on ${srv.host}:${srv.port}`);
-        resolve(srv);
-      }
-    });
-    proc.on("error", (e) => reject(e));
-    proc.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}, ${signal}) before listening:\n${srv.tail()}`));
-    });
-  });
-}
-
-// SIGTERM; resolves {code, signal, ms}; kills it after timeoutMs.
-function stopServer(srv, timeoutMs = 15000) {
-  return new Promise((resolve) => {
-    const p = srv.proc;
-    if (p.exitCode !== null || p.signalCode !== null) {
-      resolve({ code: p.exitCode, signal: p.signalCode, ms: 0, note: "had already exited" });
-      return;
-    }
-    const t0 = Date.now();
-    const timer = setTimeout(() => {
-      p.kill("SIGKILL");
-      resolve({ code: null, signal: "still running after the timeout: killed", ms: Date.now() - t0 });
-    }, timeoutMs);
-    p.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, ms: Date.now() - t0 });
-    });
-    p.kill("SIGTERM");
-  });
-}
-
-// The routes outside /v1 (the client knows only /v1): {status, json, text}.
-async function postJSON(srv, route, body) {
-  const r = await fetch(`http://${srv.host}:${srv.port}${route}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${KEY}` },
-    body: JSON.stringify(body),
-  });
-  const text = await r.text();
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch {}
-  return { status: r.status, json, text };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers on responses.
@@ -583,19 +424,11 @@ async function testErrors(client, srv) {
 }
 
 // ---------------------------------------------------------------------------------------------
-async function main() {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ls_server_openai_"));
-  const modelDir = synth(ARGS.logitscope, ARGS["tokenizer-from"], tmp);
-  let srv;
-  try {
-    srv = await startServer(ARGS.logitscope, modelDir, ["--api-key", KEY]);
-  } catch (e) {
-    check("the server started", false, String(e.message ?? e));
-    process.exit(1);
-  }
-  const client = new OpenAI({ baseURL: `http://${srv.host}:${srv.port}/v1`, apiKey: KEY, maxRetries: 0,
-                              timeout: 300000 });
-  try {
+runClientTest(ARGS, {
+  tmpPrefix: "ls_server_openai_",
+  makeClient: (srv) => new OpenAI({ baseURL: `http://${srv.host}:${srv.port}/v1`, apiKey: KEY,
+                                   maxRetries: 0, timeout: 300000 }),
+  run: async (client, srv, tmp) => {
     await section("models.list", () => testModels(client));
     await section("chat basics", () => testChatBasics(client));
     await section("determinism", () => testDeterminism(client));
@@ -612,19 +445,5 @@ async function main() {
     await section("stop strings", () => testStop(client));
     await section("tools", () => testTools(client, srv));
     await section("errors", () => testErrors(client, srv));
-  } finally {
-    console.log("\n== SIGTERM");
-    const r = await stopServer(srv);
-    check("SIGTERM: exit status 0 within 15 s", r.code === 0, r);
-    if (failures.length) console.log(`\n--- server log tail ---\n${srv.tail()}`);
-    fs.rmSync(tmp, { recursive: true, force: true });
-  }
-  console.log(`\n${checks - failures.length}/${checks} checks passed`);
-  for (const f of failures) console.log(`  FAILED: ${f}`);
-  process.exit(failures.length ? 1 : 0);
-}
-
-main().catch((e) => {
-  console.log(e?.stack ?? e);
-  process.exit(1);
+  },
 });
