@@ -309,14 +309,8 @@ namespace {
 // An error of the chat route named in the chat body's terms, renamed to the Messages fields.
 ApiError renamed(const ApiError& e) {
   const auto rename = [](std::string s) {
-    for (const auto& [from, to] :
-         {std::pair<std::string, std::string>{".function.parameters", ".input_schema"},
-          {"tool_choice.function.name", "tool_choice.name"}}) {
-      for (std::size_t at = s.find(from); at != std::string::npos;
-           at = s.find(from, at + to.size()))
-        s.replace(at, from.size(), to);
-    }
-    return s;
+    return body::replace_each(std::move(s), {{".function.parameters", ".input_schema"},
+                                             {"tool_choice.function.name", "tool_choice.name"}});
   };
   // Chat message indexes are not the request's (system, tool results): name the list.
   std::string param = rename(e.param);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "server/anthropic_request.h"
+#include "server/body_fields.h"
 
 namespace ls::server {
 
@@ -13,27 +14,15 @@ using nlohmann::json;
 
 namespace {
 
+using body::count_at;
+using body::text_at;
+
 std::string dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string sse(const char* name, const json& data) {
   return std::string("event: ") + name + "\ndata: " + dump(data) + "\n\n";
-}
-
-std::size_t count(const json& usage, const char* key) {
-  const auto it = usage.find(key);
-  return it != usage.end() && (it->is_number_unsigned() || it->is_number_integer())
-             ? it->get<std::size_t>()
-             : 0;
-}
-
-// The string at `key` when it is a non-empty one (json::empty() is false for every string).
-const std::string* text_at(const json& obj, const char* key) {
-  const auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
-    return nullptr;
-  return &it->get_ref<const std::string&>();
 }
 
 }  // namespace
@@ -73,12 +62,12 @@ std::string anthropic_stop_reason(const std::string& finish_reason, const std::s
 }
 
 json anthropic_usage(const json& chat_usage) {
-  const std::size_t prompt = count(chat_usage, "prompt_tokens");
+  const std::size_t prompt = count_at(chat_usage, "prompt_tokens");
   std::size_t cached = 0;
   if (const auto d = chat_usage.find("prompt_tokens_details"); d != chat_usage.end())
-    cached = std::min(count(*d, "cached_tokens"), prompt);
+    cached = std::min(count_at(*d, "cached_tokens"), prompt);
   return {{"input_tokens", prompt - cached},
-          {"output_tokens", count(chat_usage, "completion_tokens")},
+          {"output_tokens", count_at(chat_usage, "completion_tokens")},
           {"cache_creation_input_tokens", 0},
           {"cache_read_input_tokens", cached}};
 }

@@ -1,11 +1,16 @@
 // Reading a request body's fields: each reader checks a value's type and range and throws
 // ApiError 400 naming the field as a path ("logit_bias[2][0]") with what was expected and what
 // came. Templates over nlohmann::json and ordered_json, so every route checks fields alike.
+// Also what the Messages and Responses routes share in reading the chat route's answers and
+// renaming its errors to their own field names.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -109,6 +114,32 @@ template <typename J>
 const std::string& string(const J& v, const std::string& param) {
   if (!v.is_string()) bad(param, fmt::format("'{}' must be a string, got {}", param, type_name(v)));
   return v.template get_ref<const std::string&>();
+}
+
+// The non-negative integer at `key` of an answer (a usage count); 0 when absent or not one.
+inline std::size_t count_at(const nlohmann::json& obj, const char* key) {
+  const auto it = obj.find(key);
+  return it != obj.end() && (it->is_number_unsigned() || it->is_number_integer())
+             ? it->get<std::size_t>()
+             : 0;
+}
+
+// The string at `key` when it is a non-empty one (json::empty() is false for every string).
+inline const std::string* text_at(const nlohmann::json& obj, const char* key) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
+    return nullptr;
+  return &it->get_ref<const std::string&>();
+}
+
+// `s` with every occurrence of each `from` replaced by its `to`, pair by pair in order: a chat
+// route's error message or field path in another API's names.
+inline std::string replace_each(
+    std::string s, std::initializer_list<std::pair<std::string_view, std::string_view>> pairs) {
+  for (const auto& [from, to] : pairs)
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+      s.replace(at, from.size(), to);
+  return s;
 }
 
 }  // namespace ls::server::body

@@ -395,20 +395,15 @@ namespace {
 // An error of the chat route named in the chat body's terms, renamed to the Responses fields.
 ApiError renamed(const ApiError& e) {
   const auto rename = [](std::string s) {
-    for (const auto& [from, to] : {std::pair<std::string, std::string>{
-                                       "response_format.json_schema.schema", "text.format.schema"},
-                                   {"response_format.json_schema.strict", "text.format.strict"},
-                                   {"response_format.json_schema", "text.format"},
-                                   {"response_format", "text.format"},
-                                   {"tool_choice.function.name", "tool_choice.name"},
-                                   {".function.parameters", ".parameters"},
-                                   {".function.name", ".name"},
-                                   {"'max_tokens'", "'max_output_tokens'"}}) {
-      for (std::size_t at = s.find(from); at != std::string::npos;
-           at = s.find(from, at + to.size()))
-        s.replace(at, from.size(), to);
-    }
-    return s;
+    return body::replace_each(std::move(s),
+                              {{"response_format.json_schema.schema", "text.format.schema"},
+                               {"response_format.json_schema.strict", "text.format.strict"},
+                               {"response_format.json_schema", "text.format"},
+                               {"response_format", "text.format"},
+                               {"tool_choice.function.name", "tool_choice.name"},
+                               {".function.parameters", ".parameters"},
+                               {".function.name", ".name"},
+                               {"'max_tokens'", "'max_output_tokens'"}});
   };
   std::string param = rename(e.param);
   if (param == "max_tokens") param = "max_output_tokens";

@@ -5,26 +5,16 @@
 
 #include <fmt/format.h>
 
+#include "server/body_fields.h"
+
 namespace ls::server {
 
 using nlohmann::json;
 
 namespace {
 
-std::size_t count(const json& obj, const char* key) {
-  const auto it = obj.find(key);
-  return it != obj.end() && (it->is_number_unsigned() || it->is_number_integer())
-             ? it->get<std::size_t>()
-             : 0;
-}
-
-// The string at `key` when it is a non-empty one.
-const std::string* text_at(const json& obj, const char* key) {
-  const auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string() || it->get_ref<const std::string&>().empty())
-    return nullptr;
-  return &it->get_ref<const std::string&>();
-}
+using body::count_at;
+using body::text_at;
 
 json output_text_part(const std::string& text, const json& logprobs) {
   return {{"type", "output_text"},
@@ -36,11 +26,11 @@ json output_text_part(const std::string& text, const json& logprobs) {
 }  // namespace
 
 json responses_usage(const json& chat_usage, std::size_t reasoning_tokens) {
-  const std::size_t input = count(chat_usage, "prompt_tokens");
-  const std::size_t output = count(chat_usage, "completion_tokens");
+  const std::size_t input = count_at(chat_usage, "prompt_tokens");
+  const std::size_t output = count_at(chat_usage, "completion_tokens");
   std::size_t cached = 0;
   if (const auto d = chat_usage.find("prompt_tokens_details"); d != chat_usage.end())
-    cached = count(*d, "cached_tokens");
+    cached = count_at(*d, "cached_tokens");
   return {{"input_tokens", input},
           {"input_tokens_details", {{"cached_tokens", cached}}},
           {"output_tokens", output},
