@@ -15,15 +15,14 @@ tests/decode/{hf,llama}_formulas.py:
   - errors: 400 naming the field (samplers[i], logit_bias[i][j], n_probs, ...)."""
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "decode"))
 import hf_formulas as hf  # noqa: E402
 import llama_formulas as llama  # noqa: E402
+from cli_logits import cli_logits  # noqa: E402
 from server_util import EOS, Checker, Server, obj, run_main  # noqa: E402
 
 c = Checker()
@@ -35,14 +34,7 @@ TOL = 2e-4  # the issue's bound: the server's batched forward against the CLI's 
 
 def cli_rows(tokens):
     """Raw logits after every token of `tokens` (row i predicts token i + 1), float32."""
-    with tempfile.TemporaryDirectory() as tmp:
-        npy = os.path.join(tmp, "l.npy")
-        out = subprocess.run([BINARY, "next", "--model", MODEL, "--tokens",
-                              ",".join(map(str, tokens)), "--all-positions", "--dump-logits", npy,
-                              "--threads", "1"], capture_output=True, text=True)
-        if out.returncode != 0:
-            raise RuntimeError(out.stderr)
-        return np.load(npy).astype(np.float32)
+    return cli_logits(BINARY, MODEL, tokens).astype(np.float32)
 
 
 def softmax_kept(row):

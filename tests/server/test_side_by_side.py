@@ -10,6 +10,7 @@ import subprocess
 
 import numpy as np
 
+from cli_logits import cli_logits
 from server_util import CHAT, Checker, Server, obj, run_main
 
 c = Checker()
@@ -20,14 +21,6 @@ def log_softmax(x):
     x = x.astype(np.float64)
     m = x.max()
     return x - m - np.log(np.exp(x - m).sum())
-
-
-def rows_of(binary, model, tokens, tmp, name):
-    path = os.path.join(tmp, name)
-    subprocess.run([binary, "next", "--model", model, "--tokens", ",".join(map(str, tokens)),
-                    "--all-positions", "--dump-logits", path, "--json"], check=True,
-                   capture_output=True)
-    return np.load(path)
 
 
 def run(binary, model, servers):
@@ -49,8 +42,8 @@ def run(binary, model, servers):
     n = g["kept_steps"]
     c.check("one entry per kept step", len(j.get("steps", [])) == n and n == 8, j)
     ctx = g["prompt_token_ids"] + g["tokens"][:n - 1]
-    ra = rows_of(binary, model, ctx, tmp, "a.npy")[len(g["prompt_token_ids"]) - 1:]
-    rb = rows_of(binary, model_b, ctx, tmp, "b.npy")[len(g["prompt_token_ids"]) - 1:]
+    ra = cli_logits(binary, model, ctx)[len(g["prompt_token_ids"]) - 1:]
+    rb = cli_logits(binary, model_b, ctx)[len(g["prompt_token_ids"]) - 1:]
     kls = []
     for k, st in enumerate(j["steps"]):
         la, lb = log_softmax(ra[k]), log_softmax(rb[k])
