@@ -1,14 +1,20 @@
 // The fixture of the server's request and response tests: a synthetic model (with the real
 // Qwen tokenizer and template) made once per test suite in a scratch directory, and the
 // ServerLimits requests are checked against. `Spec` names the model: ServerFixture<TinyModel>
-// (Qwen2.5's template) or ServerFixture<Qwen3TinyModel> (a thinking template).
+// (Qwen2.5's template) or ServerFixture<Qwen3TinyModel> (a thinking template). Also the random
+// damage the request parsers' robustness tests do to a valid body.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <mutex>
+#include <random>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "../model/test_util.h"
 #include "engine/loaded_model.h"
@@ -66,5 +72,20 @@ class ServerFixture : public ::testing::Test {
   static inline engine::LoadedModel* model_ = nullptr;
   std::mutex mutex_;
 };
+
+// One to three values of `body`'s tree (reached by a random path of keys and indexes) replaced
+// by random ones of `values`.
+inline void damage(nlohmann::ordered_json& body, std::mt19937& rng,
+                   const std::vector<nlohmann::ordered_json>& values) {
+  for (int e = 0, edits = 1 + static_cast<int>(rng() % 3); e < edits; ++e) {
+    nlohmann::ordered_json* at = &body;
+    while ((at->is_object() || at->is_array()) && !at->empty() && rng() % 3 != 0) {
+      auto it = at->begin();
+      std::advance(it, rng() % at->size());
+      at = &*it;
+    }
+    *at = values[rng() % values.size()];
+  }
+}
 
 }  // namespace ls::server::test

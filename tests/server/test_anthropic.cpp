@@ -510,18 +510,9 @@ TEST_F(AnthropicTest, FuzzedBodiesOnlyRaiseApiError) {
   const ServerLimits l = limits();
   std::mt19937 rng(4321);
   int accepted = 0;
-  // Every value of the tree by a path of keys and indexes, damaged at random.
   for (int i = 0; i < 2000; ++i) {
     ordered b = base;
-    for (int e = 0, edits = 1 + static_cast<int>(rng() % 3); e < edits; ++e) {
-      ordered* at = &b;
-      while ((at->is_object() || at->is_array()) && !at->empty() && rng() % 3 != 0) {
-        auto it = at->begin();
-        std::advance(it, rng() % at->size());
-        at = &*it;
-      }
-      *at = values[rng() % values.size()];
-    }
+    test::damage(b, rng, values);
     try {
       parse_messages_request(b, l);
       count_message_tokens(b, l);

@@ -420,15 +420,7 @@ TEST_F(ResponsesTest, FuzzedBodiesOnlyRaiseApiError) {
   int accepted = 0;
   for (int i = 0; i < 1500; ++i) {
     ordered b = base;
-    for (int e = 0, edits = 1 + static_cast<int>(rng() % 3); e < edits; ++e) {
-      ordered* at = &b;
-      while ((at->is_object() || at->is_array()) && !at->empty() && rng() % 3 != 0) {
-        auto it = at->begin();
-        std::advance(it, rng() % at->size());
-        at = &*it;
-      }
-      *at = values[rng() % values.size()];
-    }
+    test::damage(b, rng, values);
     try {
       parse_responses_request(b, l, &store_);
       ++accepted;
