@@ -243,9 +243,8 @@ void read_llama_samplers(const json& b, decode::GenerationConfig& c, const Serve
   read_int(b, "min_keep", c.min_keep, 0, limits.model->model().config().vocab_size, c);
 }
 
-}  // namespace
-
-std::vector<std::string> native_sampler_stages(const json& samplers) {
+// The names `samplers` lists: a list of names, or a string of their letters.
+std::vector<std::string> sampler_names(const json& samplers) {
   std::vector<std::string> names;
   if (samplers.is_string()) {
     for (const char c : samplers.get<std::string>()) names.push_back(name_of_letter(c));
@@ -255,6 +254,12 @@ std::vector<std::string> native_sampler_stages(const json& samplers) {
   } else {
     bad("samplers", "'samplers' must be a list of sampler names or a string of their letters");
   }
+  return names;
+}
+
+// llama-server's sampler names as the decode chain's stage names, in order. Throws ApiError
+// naming samplers[i] for an unknown name or one given twice.
+std::vector<std::string> sampler_stages(const std::vector<std::string>& names) {
   std::vector<std::string> stages;
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string param = fmt::format("samplers[{}]", i);
@@ -272,6 +277,8 @@ std::vector<std::string> native_sampler_stages(const json& samplers) {
   }
   return stages;
 }
+
+}  // namespace
 
 NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
                                    const nlohmann::ordered_json* written) {
@@ -334,7 +341,9 @@ NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
     read_logit_bias(*v, c, limits);
     mark(c, "logit_bias");
   }
-  if (const json* v = field(b, "ignore_eos"); v != nullptr && boolean(*v, "ignore_eos")) {
+  const json* ignore_eos_field = field(b, "ignore_eos");
+  const bool ignore_eos = ignore_eos_field != nullptr && boolean(*ignore_eos_field, "ignore_eos");
+  if (ignore_eos) {
     // As llama-server does it: the end tokens are biased to -inf, so they are never chosen.
     for (const auto id : c.eos_token_id)
       c.logit_bias[id] = -std::numeric_limits<double>::infinity();
@@ -364,13 +373,8 @@ NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
   // The sampler list: the stages it names run in its order; the others do not run.
   std::vector<std::string> samplers = kDefaultSamplers;
   if (const json* v = field(b, "samplers")) {
-    c.order = native_sampler_stages(*v);
-    samplers.clear();
-    if (v->is_array()) {
-      for (const auto& s : *v) samplers.push_back(s.get<std::string>());
-    } else {
-      for (const char ch : v->get<std::string>()) samplers.push_back(name_of_letter(ch));
-    }
+    samplers = sampler_names(*v);
+    c.order = sampler_stages(samplers);
     const auto named = [&](const char* stage) {
       return std::find(c.order.begin(), c.order.end(), stage) != c.order.end();
     };
@@ -462,7 +466,7 @@ NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
       {"min_keep", c.min_keep},
       {"stop", c.stop_strings},
       {"max_tokens", n_predict},
-      {"ignore_eos", field(b, "ignore_eos") != nullptr && boolean(*field(b, "ignore_eos"), "")},
+      {"ignore_eos", ignore_eos},
       {"stream", r.parsed.stream},
       {"logit_bias", bias},
       {"n_probs", r.options.n_probs},

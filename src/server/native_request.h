@@ -33,8 +33,4 @@ struct NativeRequest {
 NativeRequest parse_native_request(const nlohmann::json& body, const ServerLimits& limits,
                                    const nlohmann::ordered_json* written = nullptr);
 
-// llama-server's sampler names in `samplers` ("top_k", "typ_p", ... or the letters "kypmxt"), as
-// the decode chain's stage names, in order. Throws ApiError naming samplers[i].
-std::vector<std::string> native_sampler_stages(const nlohmann::json& samplers);
-
 }  // namespace ls::server
