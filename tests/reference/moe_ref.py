@@ -146,13 +146,18 @@ def route(router_logits, top_k, norm, mutant=None):
     return order, w
 
 
-def router_margin(router_logits, top_k):
-    """Smallest gap, over the tokens, between the k-th and (k+1)-th largest router logit (inf when
-    every expert is chosen): how far the choice is from a tie that float32 rounding could flip."""
+def router_gaps(router_logits, top_k):
+    """Per token, the gap between the k-th and (k+1)-th largest router logit (inf when every expert
+    is chosen): how far the choice is from a tie that rounding could flip."""
     if top_k >= router_logits.shape[-1]:
-        return float("inf")
+        return np.full(router_logits.shape[0], np.inf)
     s = -np.sort(-router_logits, axis=-1)
-    return float((s[:, top_k - 1] - s[:, top_k]).min())
+    return s[:, top_k - 1] - s[:, top_k]
+
+
+def router_margin(router_logits, top_k):
+    """The smallest of router_gaps over the tokens."""
+    return float(router_gaps(router_logits, top_k).min())
 
 
 def sparse_moe(x, router_w, experts, top_k, norm, shared=None, mutant=None, stats=None):
@@ -163,6 +168,7 @@ def sparse_moe(x, router_w, experts, top_k, norm, shared=None, mutant=None, stat
     idx, wts = route(logits, top_k, norm, mutant)
     if stats is not None:
         stats.setdefault("margin", []).append(router_margin(logits, top_k))
+        stats.setdefault("gaps", []).append(router_gaps(logits, top_k))
         stats.setdefault("chosen", []).append(idx.copy())
     out = np.zeros_like(x)
     for t in range(x.shape[0]):
@@ -354,6 +360,11 @@ class MoeRef(ref.Qwen2Ref):
     def min_router_margin(self):
         m = self.stats.get("margin", [])
         return min(m) if m else float("inf")
+
+    def token_router_margins(self):
+        """[T]: per position, the smallest router gap over the sparse layers of the last forward pass."""
+        g = self.stats.get("gaps", [])
+        return np.min(np.stack(g), axis=0) if g else None
 
 
 def forward(model_dir, tokens, last_only=False, mutant=None):
