@@ -51,13 +51,22 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // The weights one decode step reads, in the order it reads them: one row of the embedding
-// table, every layer's matrices, then lm_head (the whole embedding table when tied).
+// table, every layer's matrices, then lm_head (the whole embedding table when tied). A sparse
+// layer's token reads experts_per_token experts (all the same size): the first ones stand in.
 std::vector<std::span<const std::uint8_t>> weights_per_token(const Model& m) {
   const Weights& w = m.weights();
   std::vector<std::span<const std::uint8_t>> regions{{w.embed.data, w.embed.row_bytes()}};
-  for (const auto& L : w.layers)
-    for (const TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      regions.emplace_back(t->data, t->nbytes());
+  const auto active = static_cast<std::size_t>(m.config().moe.experts_per_token);
+  for (const auto& L : w.layers) {
+    for (const TensorView* t :
+         {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.moe.router,
+          &L.moe.shared.gate, &L.moe.shared.up, &L.moe.shared.down})
+      if (!t->empty()) regions.emplace_back(t->data, t->nbytes());
+    for (std::size_t e = 0; e < std::min(active, L.moe.experts.size()); ++e)
+      for (const TensorView* t :
+           {&L.moe.experts[e].gate, &L.moe.experts[e].up, &L.moe.experts[e].down})
+        regions.emplace_back(t->data, t->nbytes());
+  }
   regions.emplace_back(w.lm_head.data, w.lm_head.nbytes());
   return regions;
 }

@@ -122,7 +122,59 @@ RopeConfig rope_config(const nlohmann::json& j, const ModelConfig& c, const std:
   return r;
 }
 
+bool optional_bool(const nlohmann::json& j, const std::string& src, const char* key,
+                   bool fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) fail("{}: field '{}' must be true or false, got {}", src, key, it->dump());
+  return it->get<bool>();
+}
+
+// transformers' Qwen2MoeConfig / Qwen3MoeConfig: the expert sizes are required (every real
+// config states them; the classes' defaults describe one particular model), the layout keys
+// default as the classes do.
+MoeConfig moe_config(const nlohmann::json& j, const ModelConfig& c, const std::string& src) {
+  MoeConfig m;
+  m.num_experts = positive_int(j, src, "num_experts");
+  m.experts_per_token = positive_int(j, src, "num_experts_per_tok");
+  m.expert_intermediate = positive_int(j, src, "moe_intermediate_size");
+  // Each expert is a matrix triple the loader binds by name: far above any model (Qwen3: 128).
+  constexpr std::int64_t kMaxExperts = 1 << 12;
+  if (m.num_experts > kMaxExperts)
+    fail("{}: field 'num_experts' is {}, more than {}", src, m.num_experts, kMaxExperts);
+  if (m.experts_per_token > m.num_experts)
+    fail("{}: field 'num_experts_per_tok' is {}, more than num_experts {}", src,
+         m.experts_per_token, m.num_experts);
+  if (c.model_type == "qwen2_moe")
+    m.shared_intermediate = positive_int(j, src, "shared_expert_intermediate_size");
+  m.norm_topk_prob = optional_bool(j, src, "norm_topk_prob", false);
+  if (j.contains("decoder_sparse_step") && !j["decoder_sparse_step"].is_null())
+    m.sparse_step = positive_int(j, src, "decoder_sparse_step");
+  if (auto it = j.find("mlp_only_layers"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) fail("{}: field 'mlp_only_layers' must be a list of layer indices", src);
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const auto& v = (*it)[i];
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+          v.get<std::int64_t>() >= c.num_hidden_layers)
+        fail("{}: field 'mlp_only_layers[{}]' must be a layer index in [0, {}), got {}", src, i,
+             c.num_hidden_layers, v.dump());
+      m.mlp_only_layers.push_back(v.get<std::int64_t>());
+    }
+  }
+  return m;
+}
+
 }  // namespace
+
+bool ModelConfig::sparse_layer(std::int64_t layer) const {
+  return moe.num_experts > 0 && (layer + 1) % moe.sparse_step == 0 &&
+         std::find(moe.mlp_only_layers.begin(), moe.mlp_only_layers.end(), layer) ==
+             moe.mlp_only_layers.end();
+}
+
+std::int64_t ModelConfig::max_intermediate() const {
+  return std::max({intermediate_size, moe.expert_intermediate, moe.shared_intermediate});
+}
 
 ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src) {
   if (!j.is_object()) fail("{}: expected a JSON object", src);
@@ -130,8 +182,11 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src) 
   const auto& type = require(j, src, "model_type");
   if (!type.is_string()) fail("{}: field 'model_type' must be a string", src);
   c.model_type = type.get<std::string>();
-  if (c.model_type != "qwen2" && c.model_type != "qwen3")
-    fail("{}: model_type '{}' is not supported (supported: qwen2, qwen3)", src, c.model_type);
+  if (c.model_type != "qwen2" && c.model_type != "qwen3" && c.model_type != "qwen2_moe" &&
+      c.model_type != "qwen3_moe")
+    fail("{}: model_type '{}' is not supported (supported: qwen2, qwen3, qwen2_moe, qwen3_moe)",
+         src, c.model_type);
+  const bool qwen3_attention = c.model_type == "qwen3" || c.model_type == "qwen3_moe";
   c.hidden_size = positive_int(j, src, "hidden_size");
   c.intermediate_size = positive_int(j, src, "intermediate_size");
   c.num_hidden_layers = positive_int(j, src, "num_hidden_layers");
@@ -151,6 +206,8 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src) 
     c.head_dim = positive_int(j, src, "head_dim");
   } else if (c.model_type == "qwen3") {
     c.head_dim = 128;  // Qwen3Config's default
+  } else if (c.model_type == "qwen3_moe") {
+    fail("{}: missing required field 'head_dim' (qwen3_moe configs state it)", src);
   } else {
     if (c.hidden_size % c.num_attention_heads != 0)
       fail(
@@ -178,8 +235,10 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& src) 
   if (auto it = j.find("use_sliding_window"); it != j.end() && it->is_boolean() && it->get<bool>())
     fail("{}: use_sliding_window=true is not supported", src);
   if (auto it = j.find("attention_bias");
-      it != j.end() && c.model_type == "qwen3" && (!it->is_boolean() || it->get<bool>()))
-    fail("{}: attention_bias {} is not supported for qwen3 (expected false)", src, it->dump());
+      it != j.end() && qwen3_attention && (!it->is_boolean() || it->get<bool>()))
+    fail("{}: attention_bias {} is not supported for {} (expected false)", src, it->dump(),
+         c.model_type);
+  if (c.model_type.ends_with("_moe")) c.moe = moe_config(j, c, src);
   c.rope = rope_config(j, c, src);
   c.bos_token_id = optional_token_id(j, "bos_token_id");
   c.eos_token_id = optional_token_id(j, "eos_token_id");

@@ -4,6 +4,7 @@
 //               rope(q, k) at each token's position (NeoX rotate-half; default or YaRN angles)
 //               att = softmax(q k^T / sqrt(hd), causal) v   (each kv head serves heads/kv_heads q
 //               heads) x += att Wo^T;  h = rmsnorm(x);  x += (silu(h Wg^T) * (h Wu^T)) Wd^T
+//               (a sparse layer: x += the mixture of experts of h, moe.cpp)
 //   logits = rmsnorm(x) lm_head^T
 // A chunk holds rows from one or more sequences ("segments"); only attention and the KV cache
 // look at which sequence a row belongs to.
@@ -14,6 +15,7 @@
 
 #include "core/error.h"
 #include "kernels/ops.h"
+#include "model/moe.h"
 
 namespace ls {
 
@@ -29,8 +31,19 @@ Activations::Activations(const ModelConfig& c, std::int64_t max_t) : max_tokens(
   v.resize(T * c.kv_dim());
   att.resize(T * c.q_dim());
   proj.resize(T * c.hidden_size);
-  gate.resize(T * c.intermediate_size);
-  up.resize(T * c.intermediate_size);
+  gate.resize(T * c.max_intermediate());
+  up.resize(T * c.max_intermediate());
+  if (c.moe.num_experts > 0) {
+    const auto E = static_cast<std::size_t>(c.moe.num_experts);
+    const auto K = static_cast<std::size_t>(c.moe.experts_per_token);
+    router.resize(T * E);
+    routes.resize(T * K);
+    routed.resize(T * K);
+    expert_first.reserve(E + 1);
+    expert_fill.reserve(E);
+    moe_in.resize(T * c.hidden_size);
+    moe_out.resize(T * c.hidden_size);
+  }
   rope_cos.resize(T * c.head_dim / 2);
   rope_sin.resize(T * c.head_dim / 2);
   segments.reserve(T);
@@ -177,17 +190,23 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
     check(a.x, H, "residual after attention");
 
     rmsnorm_rows(pool, a.x.data(), L.mlp_norm.data(), T, H, eps, a.xn.data());
-    const k::MatmulProduct gate_up[] = {{&L.w_gate, a.gate}, {&L.w_up, a.up}};
-    k::matmul_set(gate_up, a.xn, nt, pool, a.matmul);
-    check(a.gate, ff, "gate_proj");
-    check(a.up, ff, "up_proj");
-    // silu(gate) * up into gate, computed by ffn_down's threads as they prepare its input.
-    const k::InputProducer silu_mul = [&](std::size_t t) {
-      k::silu_mul(&a.gate[t * ff], &a.up[t * ff], ff, &a.gate[t * ff]);
-    };
-    k::matmul(L.w_down, a.gate, nt, a.proj, pool, a.matmul, &silu_mul);
-    check(a.gate, ff, "silu(gate) * up");
-    check(a.proj, H, "down_proj");
+    if (L.sparse()) {
+      sparse_mlp(c, L.moe, T, a, pool);
+      check(a.proj, H, "mixture of experts");
+    } else {
+      const std::span<float> gate{a.gate.data(), T * ff}, up{a.up.data(), T * ff};
+      const k::MatmulProduct gate_up[] = {{&L.w_gate, gate}, {&L.w_up, up}};
+      k::matmul_set(gate_up, a.xn, nt, pool, a.matmul);
+      check(gate, ff, "gate_proj");
+      check(up, ff, "up_proj");
+      // silu(gate) * up into gate, computed by ffn_down's threads as they prepare its input.
+      const k::InputProducer silu_mul = [&](std::size_t t) {
+        k::silu_mul(&gate[t * ff], &up[t * ff], ff, &gate[t * ff]);
+      };
+      k::matmul(L.w_down, gate, nt, a.proj, pool, a.matmul, &silu_mul);
+      check(gate, ff, "silu(gate) * up");
+      check(a.proj, H, "down_proj");
+    }
     add_into(a.x, a.proj, T * H);
     check(a.x, H, "residual after the MLP");
     capture(l + 1);

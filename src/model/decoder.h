@@ -1,11 +1,11 @@
 // The decoder every architecture of the family shares (decoder.cpp, top to bottom): embedding,
 // per layer RMSNorm -> attention input (the architecture's own: qwen2.cpp, qwen3.cpp) -> RoPE
-// -> causal GQA attention over the KV cache -> o_proj -> residual -> RMSNorm -> SwiGLU MLP ->
-// residual, then the final norm and lm_head. One call takes a ragged batch: any number of
-// sequences, each appending its own tokens after what its KV cache already holds (different
-// lengths and positions, no padding). All tokens of the batch share every matrix product, so
-// the weights are read once per call; each logit is computed by the same arithmetic whatever
-// the batch, chunking or thread count, so results agree bit for bit.
+// -> causal GQA attention over the KV cache -> o_proj -> residual -> RMSNorm -> SwiGLU MLP (a
+// sparse layer: the mixture of experts, moe.cpp) -> residual, then the final norm and lm_head. One
+// call takes a ragged batch: any number of sequences, each appending its own tokens after what its
+// KV cache already holds (different lengths and positions, no padding). All tokens of the batch
+// share every matrix product, so the weights are read once per call; each logit is computed by the
+// same arithmetic whatever the batch, chunking or thread count, so results agree bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -34,19 +34,38 @@ struct LogitRow {
   float* dst;
 };
 
+// One of a row's chosen experts in a sparse layer and its weight in the row's sum.
+struct ExpertRoute {
+  int expert = 0;
+  float weight = 0;
+};
+// A chunk row routed to an expert, with the expert's weight for it.
+struct RoutedRow {
+  std::size_t row;
+  float weight;
+};
+
 // Scratch buffers for up to max_tokens tokens per forward chunk; sized once, reused, so the
 // decode loop does not allocate (the logits scratch grows only for multi-sequence batches).
 struct Activations {
   std::int64_t max_tokens = 0;
-  AlignedVector<float> x;                   // [T, hidden]      residual stream
-  AlignedVector<float> xn;                  // [T, hidden]      normed input of a sub-layer
-  AlignedVector<float> q;                   // [T, heads*hd]
-  AlignedVector<float> k;                   // [T, kv_heads*hd]
-  AlignedVector<float> v;                   // [T, kv_heads*hd]
-  AlignedVector<float> att;                 // [T, heads*hd]    attention output before o_proj
-  AlignedVector<float> proj;                // [T, hidden]      o_proj / down_proj output
-  AlignedVector<float> gate;                // [T, intermediate]
-  AlignedVector<float> up;                  // [T, intermediate]
+  AlignedVector<float> x;     // [T, hidden]      residual stream
+  AlignedVector<float> xn;    // [T, hidden]      normed input of a sub-layer
+  AlignedVector<float> q;     // [T, heads*hd]
+  AlignedVector<float> k;     // [T, kv_heads*hd]
+  AlignedVector<float> v;     // [T, kv_heads*hd]
+  AlignedVector<float> att;   // [T, heads*hd]    attention output before o_proj
+  AlignedVector<float> proj;  // [T, hidden]      o_proj / down_proj output
+  AlignedVector<float> gate;  // [T, max intermediate (dense, expert, shared)]
+  AlignedVector<float> up;    // [T, max intermediate]
+  // Sparse layers (moe.cpp; empty in dense models):
+  AlignedVector<float> router;              // [T, experts]     router logits
+  std::vector<ExpertRoute> routes;          // [T, experts_per_token]  each row's choice
+  std::vector<RoutedRow> routed;            // [T * experts_per_token] the rows, by expert
+  std::vector<std::size_t> expert_first;    // [experts + 1]    expert e's rows in `routed`
+  std::vector<std::size_t> expert_fill;     // [experts]
+  AlignedVector<float> moe_in;              // [T, hidden]      an expert's rows of xn
+  AlignedVector<float> moe_out;             // [T, hidden]      an expert's output rows
   AlignedVector<float> rope_cos, rope_sin;  // [T, hd/2]
   AlignedVector<float> logits;              // [rows, vocab] when a batch's logits are scattered
   kernels::MatmulScratch matmul;            // quantized activations
@@ -82,8 +101,10 @@ struct Architecture {
 
 // The architecture of a config's model_type; throws naming the supported ones.
 const Architecture& architecture(const std::string& model_type);
-// Whether the architecture's models have tensors of `role` (Qwen3: no biases, q/k norms).
-bool has_weight(const Architecture& arch, WeightRole role);
+// Whether layer `layer` (-1: the global tensors) of the architecture's models has tensors of
+// `role` (Qwen3: no biases, q/k norms; a sparse layer: router and experts, no dense MLP).
+bool has_weight(const Architecture& arch, const ModelConfig& config, WeightRole role,
+                std::int64_t layer);
 
 // Diagnostics a forward call can run on its own results.
 struct ForwardChecks {

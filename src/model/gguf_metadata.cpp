@@ -27,15 +27,48 @@ std::string meta_source(const GgufFile& f) {
   return f.path() + " (GGUF metadata)";
 }
 
+// The mixture of experts as llama.cpp's converter writes it. GGUF has no decoder_sparse_step
+// or mlp_only_layers: every layer is sparse. norm_topk_prob is fixed by the architecture in
+// llama.cpp (qwen3moe renormalises, qwen2moe does not) unless expert_weights_norm says.
+void add_moe_keys(const GgufFile& f, const std::string& a, const std::string& model_type,
+                  nlohmann::json& j) {
+  j["num_experts"] = f.require_int(a + "expert_count");
+  j["num_experts_per_tok"] = f.require_int(a + "expert_used_count");
+  j["moe_intermediate_size"] = f.require_int(a + "expert_feed_forward_length");
+  if (model_type == "qwen2_moe")
+    j["shared_expert_intermediate_size"] =
+        f.find_kv(a + "expert_shared_feed_forward_length")
+            ? f.require_int(a + "expert_shared_feed_forward_length")
+            : f.require_int(a + "feed_forward_length");  // llama.cpp's fallback
+  j["norm_topk_prob"] = f.get_bool(a + "expert_weights_norm").value_or(model_type == "qwen3_moe");
+}
+
 }  // namespace
+
+std::string gguf_model_type(const std::string& architecture) {
+  if (architecture == "qwen2" || architecture == "qwen3") return architecture;
+  if (architecture == "qwen2moe") return "qwen2_moe";
+  if (architecture == "qwen3moe") return "qwen3_moe";
+  return "";
+}
+
+std::string gguf_architecture(const std::string& model_type) {
+  if (model_type == "qwen2_moe") return "qwen2moe";
+  if (model_type == "qwen3_moe") return "qwen3moe";
+  return model_type;
+}
 
 nlohmann::json gguf_config_json(const GgufFile& f) {
   const std::string arch = f.require_string("general.architecture");
-  if (arch != "qwen2" && arch != "qwen3")
-    fail("{}: metadata 'general.architecture' is '{}' (supported: qwen2, qwen3)", f.path(), arch);
+  const std::string model_type = gguf_model_type(arch);
+  if (model_type.empty())
+    fail(
+        "{}: metadata 'general.architecture' is '{}' (supported: qwen2, qwen3, qwen2moe, qwen3moe)",
+        f.path(), arch);
   const std::string a = arch + ".";
   nlohmann::json j = nlohmann::json::object();
-  j["model_type"] = arch;
+  j["model_type"] = model_type;
+  if (model_type.ends_with("_moe")) add_moe_keys(f, a, model_type, j);
   j["hidden_size"] = f.require_int(a + "embedding_length");
   j["intermediate_size"] = f.require_int(a + "feed_forward_length");
   j["num_hidden_layers"] = f.require_int(a + "block_count");

@@ -1,4 +1,4 @@
-// What a GGUF file's metadata means to the engine: the model config (qwen2.* keys mapped onto
+// What a GGUF file's metadata means to the engine: the model config ({arch}.* keys mapped onto
 // the config.json keys parse_model_config reads, so both formats obey the same rules), whether it
 // carries a tokenizer (engine::gguf_tokenizer builds it) and the chat template with the special
 // tokens it is rendered with. A GGUF alone is a complete model.
@@ -26,7 +26,13 @@ enum class GgufTokenType : std::int32_t {
   Byte = 6,
 };
 
-// config.json-style object built from the metadata (general.architecture must be "qwen2");
+// The config.json model_type of a GGUF general.architecture ("qwen3moe" -> "qwen3_moe"; "" when
+// not one of the family) and back.
+std::string gguf_model_type(const std::string& architecture);
+std::string gguf_architecture(const std::string& model_type);
+
+// config.json-style object built from the metadata (general.architecture one of qwen2, qwen3,
+// qwen2moe, qwen3moe, whose {arch}.expert_* keys give the mixture of experts);
 // vocab_size is the row count of token_embd.weight, tie_word_embeddings is "output.weight is
 // absent", bos/eos come from tokenizer.ggml.{bos,eos}_token_id.
 nlohmann::json gguf_config_json(const GgufFile& f);

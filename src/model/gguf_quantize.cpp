@@ -202,18 +202,44 @@ void f32_to_row(DType t, const float* in, std::uint8_t* out, std::size_t n) {
   }
 }
 
+// One GGUF tensor: its sources in order (one tensor, or a sparse layer's experts stacked into
+// [experts, rows, cols]), the type written and the GGUF shape.
 struct Job {
   std::string name;  // GGUF name
-  const TensorView* src;
+  std::vector<const TensorView*> srcs;
   DType type;
 };
+
+// The mixture of experts in llama.cpp's keys. GGUF has no place for decoder_sparse_step or
+// mlp_only_layers (every layer of a qwen2moe / qwen3moe file is sparse): such a model is
+// refused rather than written as another model.
+void add_moe_metadata(GgufWriter& w, const ModelConfig& c, const std::string& a,
+                      const fs::path& config_path) {
+  if (c.moe.sparse_step != 1)
+    fail(
+        "{}: decoder_sparse_step {} cannot be written to GGUF (every layer of a GGUF mixture of "
+        "experts is sparse)",
+        config_path.string(), c.moe.sparse_step);
+  if (!c.moe.mlp_only_layers.empty())
+    fail(
+        "{}: mlp_only_layers cannot be written to GGUF (every layer of a GGUF mixture of experts "
+        "is sparse)",
+        config_path.string());
+  const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+  w.add_uint32(a + "expert_count", u32(c.moe.num_experts));
+  w.add_uint32(a + "expert_used_count", u32(c.moe.experts_per_token));
+  w.add_uint32(a + "expert_feed_forward_length", u32(c.moe.expert_intermediate));
+  if (c.moe.shared_intermediate > 0)
+    w.add_uint32(a + "expert_shared_feed_forward_length", u32(c.moe.shared_intermediate));
+  w.add_bool(a + "expert_weights_norm", c.moe.norm_topk_prob);
+}
 
 }  // namespace
 
 DType gguf_tensor_type(DType requested, const std::vector<std::int64_t>& shape) {
-  if (shape.size() != 2) return DType::F32;
+  if (shape.size() < 2) return DType::F32;
   if (!dtype_is_quantized(requested)) return requested;
-  const auto cols = static_cast<std::size_t>(shape[1]);
+  const auto cols = static_cast<std::size_t>(shape.back());
   if (cols % dtype_block_elems(requested) == 0) return requested;
   // llama-quantize's substitutes for the 256-element types (a 32-element type of about the
   // same size per weight), then F16.
@@ -283,10 +309,11 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
     if (p.filename().empty()) p = p.parent_path();  // "models/x/" -> "x"
     name = p.filename().string();
   }
-  // llama.cpp's metadata keys, under the architecture's name (qwen2 or qwen3).
-  const std::string a = config.model_type + ".";
+  // llama.cpp's metadata keys, under the architecture's name (qwen2, qwen3, qwen2moe, qwen3moe).
+  const std::string arch_name = gguf_architecture(config.model_type);
+  const std::string a = arch_name + ".";
   const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
-  w.add_string("general.architecture", config.model_type);
+  w.add_string("general.architecture", arch_name);
   w.add_string("general.type", "model");
   w.add_string("general.name", name);
   w.add_uint32(a + "block_count", u32(config.num_hidden_layers));
@@ -295,7 +322,8 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
   w.add_uint32(a + "feed_forward_length", u32(config.intermediate_size));
   w.add_uint32(a + "attention.head_count", u32(config.num_attention_heads));
   w.add_uint32(a + "attention.head_count_kv", u32(config.num_key_value_heads));
-  if (config.model_type == "qwen3" ||
+  if (config.moe.num_experts > 0) add_moe_metadata(w, config, a, dir / "config.json");
+  if (config.model_type == "qwen3" || config.model_type == "qwen3_moe" ||
       config.head_dim * config.num_attention_heads != config.hidden_size) {
     w.add_uint32(a + "attention.key_length", u32(config.head_dim));
     w.add_uint32(a + "attention.value_length", u32(config.head_dim));
@@ -318,25 +346,44 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
   // Tensors in llama.cpp's order: embeddings, each layer, final norm, lm_head.
   std::vector<Job> jobs;
   auto add = [&](WeightRole role, std::int64_t layer) {
-    const std::string hf = hf_tensor_name(role, layer);
-    const TensorView* t = store.find(hf);
-    if (t == nullptr) fail("{}: missing tensor '{}'", o.model_dir, hf);
+    const TensorName& names = tensor_name(role);
+    // A sparse layer's experts go into one [experts, rows, cols] tensor, expert 0 first.
+    const std::int64_t n_src = names.per_expert ? config.moe.num_experts : 1;
+    std::vector<const TensorView*> srcs;
+    for (std::int64_t e = 0; e < n_src; ++e) {
+      const std::string hf = hf_tensor_name(role, layer, e);
+      const TensorView* t = store.find(hf);
+      if (t == nullptr) fail("{}: missing tensor '{}'", o.model_dir, hf);
+      if (!srcs.empty() && t->shape != srcs[0]->shape)
+        fail("{}: tensor '{}' has shape {}, expert 0's has {}", o.model_dir, hf,
+             shape_str(t->shape), shape_str(srcs[0]->shape));
+      srcs.push_back(t);
+    }
+    std::vector<std::int64_t> shape = srcs[0]->shape;
+    if (names.per_expert) shape.insert(shape.begin(), n_src);
+    if (role == WeightRole::SharedExpertGate) shape = {shape.back()};  // [1, hidden] -> [hidden]
     DType wanted = o.type;
-    if (o.mix && t->shape.size() == 2)
-      wanted = quant_mix_tensor_type(*o.mix, role, layer, config.num_hidden_layers,
+    // llama.cpp's mixes treat the experts' and the shared expert's down projections as
+    // ffn_down; the router stays F32 (llama.cpp's converter keeps it so: routing decides which
+    // weights run at all).
+    const WeightRole mix_role =
+        role == WeightRole::ExpertDown || role == WeightRole::SharedDown ? WeightRole::WDown : role;
+    if (o.mix && shape.size() >= 2)
+      wanted = quant_mix_tensor_type(*o.mix, mix_role, layer, config.num_hidden_layers,
                                      config.num_attention_heads / config.num_key_value_heads,
-                                     config.tie_word_embeddings, t->shape.back());
-    const DType type = gguf_tensor_type(wanted, t->shape);
-    if (t->shape.size() == 2 && type != wanted)
-      result.fallbacks.push_back({gguf_tensor_name(role, layer), t->shape, wanted, type});
-    jobs.push_back({gguf_tensor_name(role, layer), t, type});
-    w.add_tensor(jobs.back().name, type, t->shape);
+                                     config.tie_word_embeddings, shape.back());
+    if (role == WeightRole::Router) wanted = DType::F32;
+    const DType type = gguf_tensor_type(wanted, shape);
+    if (shape.size() >= 2 && type != wanted)
+      result.fallbacks.push_back({gguf_tensor_name(role, layer), shape, wanted, type});
+    jobs.push_back({gguf_tensor_name(role, layer), std::move(srcs), type});
+    w.add_tensor(jobs.back().name, type, shape);
   };
   add(WeightRole::TokenEmbedding, -1);
   const Architecture& arch = architecture(config.model_type);
   for (std::int64_t l = 0; l < config.num_hidden_layers; ++l)
     for (const auto& n : kTensorNames) {
-      if (n.per_layer && has_weight(arch, n.role)) add(n.role, l);
+      if (n.per_layer && has_weight(arch, config, n.role, l)) add(n.role, l);
     }
   add(WeightRole::OutputNorm, -1);
   if (!config.tie_word_embeddings) add(WeightRole::LmHead, -1);
@@ -345,35 +392,33 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
   std::vector<std::uint8_t> out;
   w.write(o.out, [&](std::size_t i, const ByteSink& sink) {
     const Job& j = jobs[i];
-    const auto written = [&] {
-      if (o.on_tensor) o.on_tensor(i + 1, jobs.size());
-    };
-    const std::int64_t cols = j.src->shape.back();
-    const std::int64_t rows = j.src->numel() / cols;
-    if (j.src->dtype == j.type) {  // same type: the bytes as they are
-      sink({j.src->data, j.src->nbytes()});
-      result.bytes += j.src->nbytes();
-      written();
-      return;
-    }
-    const std::size_t in_row = dtype_bytes(j.src->dtype, cols);
-    const std::size_t out_row = dtype_bytes(j.type, cols);
-    const std::int64_t chunk =
-        std::max<std::int64_t>(1, (std::int64_t{4} << 20) / static_cast<std::int64_t>(out_row));
-    f32.resize(static_cast<std::size_t>(cols));
-    for (std::int64_t r0 = 0; r0 < rows; r0 += chunk) {
-      const std::int64_t n = std::min(chunk, rows - r0);
-      out.resize(static_cast<std::size_t>(n) * out_row);
-      for (std::int64_t r = 0; r < n; ++r) {
-        row_to_f32(j.src->dtype, j.src->data + static_cast<std::size_t>(r0 + r) * in_row,
-                   f32.data(), static_cast<std::size_t>(cols));
-        f32_to_row(j.type, f32.data(), out.data() + static_cast<std::size_t>(r) * out_row,
-                   static_cast<std::size_t>(cols));
+    for (const TensorView* src : j.srcs) {
+      const std::int64_t cols = src->shape.back();
+      const std::int64_t rows = src->numel() / cols;
+      if (src->dtype == j.type) {  // same type: the bytes as they are
+        sink({src->data, src->nbytes()});
+        result.bytes += src->nbytes();
+        continue;
       }
-      sink(out);
-      result.bytes += out.size();
+      const std::size_t in_row = dtype_bytes(src->dtype, cols);
+      const std::size_t out_row = dtype_bytes(j.type, cols);
+      const std::int64_t chunk =
+          std::max<std::int64_t>(1, (std::int64_t{4} << 20) / static_cast<std::int64_t>(out_row));
+      f32.resize(static_cast<std::size_t>(cols));
+      for (std::int64_t r0 = 0; r0 < rows; r0 += chunk) {
+        const std::int64_t n = std::min(chunk, rows - r0);
+        out.resize(static_cast<std::size_t>(n) * out_row);
+        for (std::int64_t r = 0; r < n; ++r) {
+          row_to_f32(src->dtype, src->data + static_cast<std::size_t>(r0 + r) * in_row, f32.data(),
+                     static_cast<std::size_t>(cols));
+          f32_to_row(j.type, f32.data(), out.data() + static_cast<std::size_t>(r) * out_row,
+                     static_cast<std::size_t>(cols));
+        }
+        sink(out);
+        result.bytes += out.size();
+      }
     }
-    written();
+    if (o.on_tensor) o.on_tensor(i + 1, jobs.size());
   });
   result.tensors = jobs.size();
   return result;

@@ -55,7 +55,7 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, const Load
     const auto mark = [](TensorView& t) { t.bf16_activations = t.dtype == DType::BF16; };
     mark(weights_.lm_head);
     for (LayerWeights& L : weights_.layers)
-      for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) mark(*t);
+      for (TensorView* t : L.matrices()) mark(*t);
   }
 }
 

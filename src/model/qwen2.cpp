@@ -19,6 +19,8 @@ void add_bias(std::span<float> y, std::span<const float> b, std::size_t n_tokens
     for (std::size_t i = 0; i < n; ++i) y[t * n + i] += b[i];
 }
 
+}  // namespace
+
 void qwen2_attention_input(const ModelConfig&, const LayerWeights& L, std::size_t T, Activations& a,
                            ThreadPool& pool) {
   const int nt = static_cast<int>(T);
@@ -28,8 +30,6 @@ void qwen2_attention_input(const ModelConfig&, const LayerWeights& L, std::size_
   add_bias(a.k, L.bk, T);
   add_bias(a.v, L.bv, T);
 }
-
-}  // namespace
 
 const Architecture kQwen2{"qwen2", "Qwen2ForCausalLM", true, false, qwen2_attention_input};
 

@@ -7,5 +7,9 @@
 namespace ls {
 
 extern const Architecture kQwen2;
+// Its attention input (Architecture::attention_input), which its mixture-of-experts sibling
+// (qwen2_moe.cpp) shares.
+void qwen2_attention_input(const ModelConfig& config, const LayerWeights& layer, std::size_t T,
+                           Activations& acts, ThreadPool& pool);
 
 }  // namespace ls

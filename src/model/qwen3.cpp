@@ -23,6 +23,8 @@ void head_rmsnorm(std::span<float> x, std::size_t rows, std::size_t heads, std::
     k::rmsnorm(&x[i * hd], w.data(), hd, eps, &x[i * hd]);
 }
 
+}  // namespace
+
 void qwen3_attention_input(const ModelConfig& c, const LayerWeights& L, std::size_t T,
                            Activations& a, ThreadPool& pool) {
   const int nt = static_cast<int>(T);
@@ -33,8 +35,6 @@ void qwen3_attention_input(const ModelConfig& c, const LayerWeights& L, std::siz
   head_rmsnorm(a.q, T, static_cast<std::size_t>(c.num_attention_heads), hd, L.q_norm, eps);
   head_rmsnorm(a.k, T, static_cast<std::size_t>(c.num_key_value_heads), hd, L.k_norm, eps);
 }
-
-}  // namespace
 
 const Architecture kQwen3{"qwen3", "Qwen3ForCausalLM", false, true, qwen3_attention_input};
 

@@ -7,5 +7,9 @@
 namespace ls {
 
 extern const Architecture kQwen3;
+// Its attention input (Architecture::attention_input), which its mixture-of-experts sibling
+// (qwen3_moe.cpp) shares.
+void qwen3_attention_input(const ModelConfig& config, const LayerWeights& layer, std::size_t T,
+                           Activations& acts, ThreadPool& pool);
 
 }  // namespace ls

@@ -17,8 +17,7 @@ std::size_t repack_weights(Weights& w, HugePageBuffer& owned, bool move_all) {
   std::vector<TensorView*> views;
   views.push_back(&w.embed);
   for (LayerWeights& L : w.layers)
-    for (TensorView* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      views.push_back(t);
+    for (TensorView* t : L.matrices()) views.push_back(t);
   views.push_back(&w.lm_head);
   const auto movable = [](const TensorView& t) {
     return !t.empty() && t.shape.size() == 2 && t.interleaved == 0;

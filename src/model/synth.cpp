@@ -22,12 +22,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A mixture of experts' sizes (num_experts 0: a dense model).
+struct MoeShape {
+  std::int64_t experts = 0, per_token = 0, expert_ff = 0, shared_ff = 0;
+  bool norm_topk_prob = false;
+};
+
 struct Shape {
   const char* name;
-  const char* model_type;  // qwen2 or qwen3
+  const char* model_type;  // qwen2, qwen3, qwen2_moe or qwen3_moe
   std::int64_t hidden, intermediate, layers, heads, kv_heads, vocab;
   bool tied;
   std::int64_t head_dim;  // 0: hidden / heads (Qwen2); Qwen3 configs state it
+  MoeShape moe = {};
 };
 constexpr Shape kShapes[] = {
     {"tiny", "qwen2", 64, 176, 2, 4, 2, 151936, true, 0},
@@ -41,10 +48,52 @@ constexpr Shape kShapes[] = {
     {"qwen3-1.7b", "qwen3", 2048, 6144, 28, 16, 8, 151936, true, 128},
     {"qwen3-4b", "qwen3", 2560, 9728, 36, 32, 8, 151936, true, 128},
     {"qwen3-8b", "qwen3", 4096, 12288, 36, 32, 8, 151936, false, 128},
+    // Mixtures of experts, as Qwen/Qwen3-30B-A3B and Qwen/Qwen1.5-MoE-A2.7B have them, and two
+    // tiny ones for tests (8 experts of which 2 per token; 6 of which 2 plus a shared expert).
+    {"qwen3-moe-tiny", "qwen3_moe", 64, 176, 2, 4, 2, 151936, true, 32, {8, 2, 32, 0, true}},
+    {"qwen3-30b-a3b",
+     "qwen3_moe",
+     2048,
+     6144,
+     48,
+     32,
+     4,
+     151936,
+     false,
+     128,
+     {128, 8, 768, 0, true}},
+    {"qwen2-moe-tiny", "qwen2_moe", 64, 176, 2, 4, 2, 151936, true, 0, {6, 2, 32, 64, false}},
+    {"qwen1.5-moe-a2.7b",
+     "qwen2_moe",
+     2048,
+     5632,
+     24,
+     16,
+     16,
+     151936,
+     false,
+     0,
+     {60, 4, 1408, 5632, false}},
 };
 
 bool is_qwen3(const nlohmann::ordered_json& config) {
-  return config["model_type"] == "qwen3";
+  return config["model_type"] == "qwen3" || config["model_type"] == "qwen3_moe";
+}
+
+// The keys transformers' Qwen2MoeConfig / Qwen3MoeConfig add, as the released configs have them.
+void add_moe_config(const Shape& s, nlohmann::ordered_json& j) {
+  if (s.moe.experts == 0) return;
+  j["architectures"] = {std::string_view(s.model_type) == "qwen3_moe" ? "Qwen3MoeForCausalLM"
+                                                                      : "Qwen2MoeForCausalLM"};
+  j["decoder_sparse_step"] = 1;
+  j["mlp_only_layers"] = nlohmann::ordered_json::array();
+  j["moe_intermediate_size"] = s.moe.expert_ff;
+  j["norm_topk_prob"] = s.moe.norm_topk_prob;
+  j["num_experts"] = s.moe.experts;
+  j["num_experts_per_tok"] = s.moe.per_token;
+  j["output_router_logits"] = false;
+  j["router_aux_loss_coef"] = 0.001;
+  if (s.moe.shared_ff > 0) j["shared_expert_intermediate_size"] = s.moe.shared_ff;
 }
 
 const Shape& find_shape(const std::string& name) {
@@ -139,17 +188,8 @@ void write_tokenizer(const SynthOptions& o, bool qwen3) {
   write_json(out / "tokenizer_config.json", cfg);
 }
 
-}  // namespace
-
-std::vector<std::string> synth_shape_names() {
-  std::vector<std::string> v;
-  for (const auto& s : kShapes) v.emplace_back(s.name);
-  return v;
-}
-
-nlohmann::ordered_json synth_config(const std::string& shape) {
-  const Shape& s = find_shape(shape);
-  if (std::string_view(s.model_type) == "qwen3")  // as Qwen/Qwen3-0.6B's config.json has it
+nlohmann::ordered_json dense_config(const Shape& s) {
+  if (std::string_view(s.model_type).starts_with("qwen3"))  // as Qwen/Qwen3-0.6B's config.json
     return {
         {"architectures", {"Qwen3ForCausalLM"}},
         {"attention_bias", false},
@@ -163,7 +203,7 @@ nlohmann::ordered_json synth_config(const std::string& shape) {
         {"intermediate_size", s.intermediate},
         {"max_position_embeddings", 40960},
         {"max_window_layers", s.layers},
-        {"model_type", "qwen3"},
+        {"model_type", s.model_type},
         {"num_attention_heads", s.heads},
         {"num_hidden_layers", s.layers},
         {"num_key_value_heads", s.kv_heads},
@@ -188,7 +228,7 @@ nlohmann::ordered_json synth_config(const std::string& shape) {
       {"intermediate_size", s.intermediate},
       {"max_position_embeddings", 32768},
       {"max_window_layers", s.layers},
-      {"model_type", "qwen2"},
+      {"model_type", s.model_type},
       {"num_attention_heads", s.heads},
       {"num_hidden_layers", s.layers},
       {"num_key_value_heads", s.kv_heads},
@@ -202,6 +242,21 @@ nlohmann::ordered_json synth_config(const std::string& shape) {
       {"use_sliding_window", false},
       {"vocab_size", s.vocab},
   };
+}
+
+}  // namespace
+
+std::vector<std::string> synth_shape_names() {
+  std::vector<std::string> v;
+  for (const auto& s : kShapes) v.emplace_back(s.name);
+  return v;
+}
+
+nlohmann::ordered_json synth_config(const std::string& shape) {
+  const Shape& s = find_shape(shape);
+  nlohmann::ordered_json j = dense_config(s);
+  add_moe_config(s, j);
+  return j;
 }
 
 void synthesize_model(const SynthOptions& o) {
@@ -250,11 +305,15 @@ void synthesize_model(const SynthOptions& o) {
   std::vector<TensorSpec> specs;
   std::vector<Init> inits;
   const double final_gain = 3.0 / (0.02 * std::sqrt(static_cast<double>(h)));
-  auto add = [&](WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape, Init init) {
+  auto add = [&](WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape, Init init,
+                 std::int64_t expert = -1) {
     // 1-D parameters stay F32 in real checkpoints only sometimes; keep the model's dtype.
-    specs.push_back({hf_tensor_name(role, layer), o.dtype, std::move(shape)});
+    specs.push_back({hf_tensor_name(role, layer, expert), o.dtype, std::move(shape)});
     inits.push_back(init);
   };
+  const std::int64_t experts = config.value("num_experts", std::int64_t{0});
+  const std::int64_t expert_ff = config.value("moe_intermediate_size", std::int64_t{0});
+  const std::int64_t shared_ff = config.value("shared_expert_intermediate_size", std::int64_t{0});
   using R = WeightRole;
   const Init mat{0.0, 0.02}, norm{1.0, 0.1};
   add(R::TokenEmbedding, -1, {vocab, h}, mat);
@@ -272,9 +331,24 @@ void synthesize_model(const SynthOptions& o) {
     }
     add(R::Wo, l, {h, q}, mat);
     add(R::MlpNorm, l, {h}, norm);
-    add(R::WGate, l, {ff, h}, mat);
-    add(R::WUp, l, {ff, h}, mat);
-    add(R::WDown, l, {h, ff}, mat);
+    if (experts == 0) {
+      add(R::WGate, l, {ff, h}, mat);
+      add(R::WUp, l, {ff, h}, mat);
+      add(R::WDown, l, {h, ff}, mat);
+      continue;
+    }
+    add(R::Router, l, {experts, h}, mat);
+    for (std::int64_t e = 0; e < experts; ++e) {
+      add(R::ExpertGate, l, {expert_ff, h}, mat, e);
+      add(R::ExpertUp, l, {expert_ff, h}, mat, e);
+      add(R::ExpertDown, l, {h, expert_ff}, mat, e);
+    }
+    if (shared_ff > 0) {
+      add(R::SharedGate, l, {shared_ff, h}, mat);
+      add(R::SharedUp, l, {shared_ff, h}, mat);
+      add(R::SharedDown, l, {h, shared_ff}, mat);
+      add(R::SharedExpertGate, l, {1, h}, mat);
+    }
   }
   add(R::OutputNorm, -1, {h}, {final_gain, 0.1 * final_gain});
   if (!tied) add(R::LmHead, -1, {vocab, h}, mat);

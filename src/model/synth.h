@@ -17,6 +17,8 @@ namespace ls {
 
 struct SynthOptions {
   std::string shape = "tiny";  // tiny | qwen2.5-{0.5b,1.5b,3b,7b} | qwen3-{tiny,0.6b,1.7b,4b,8b}
+                               // | qwen3-moe-tiny | qwen3-30b-a3b | qwen2-moe-tiny
+                               // | qwen1.5-moe-a2.7b
   DType dtype = DType::BF16;
   std::uint64_t seed = 0;
   std::optional<bool> tied;    // default: the shape's own (7b untied, others tied)

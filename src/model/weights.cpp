@@ -18,8 +18,9 @@ struct Binder {
   bool validate;
   const std::string& source;
 
-  TensorView view(WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape) const {
-    const std::string name = gguf ? gguf_tensor_name(role, layer) : hf_tensor_name(role, layer);
+  TensorView view(WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape,
+                  std::int64_t expert = -1) const {
+    const std::string name = name_of(role, layer, expert);
     const TensorView* t = lookup(name);
     if (t == nullptr) fail("{}: missing tensor '{}'", source, name);
     if (t->shape != shape)
@@ -28,8 +29,9 @@ struct Binder {
     return *t;
   }
 
-  std::vector<float> vec(WeightRole role, std::int64_t layer, std::int64_t n) const {
-    const TensorView t = view(role, layer, {n});
+  std::vector<float> vec(WeightRole role, std::int64_t layer, std::int64_t n,
+                         std::vector<std::int64_t> shape = {}) const {
+    const TensorView t = view(role, layer, shape.empty() ? std::vector<std::int64_t>{n} : shape);
     std::vector<float> out(static_cast<std::size_t>(n));
     kernels::tensor_to_f32(t, out);
     for (std::size_t i = 0; validate && i < out.size(); ++i)
@@ -39,15 +41,16 @@ struct Binder {
     return out;
   }
 
-  std::string name_of(WeightRole role, std::int64_t layer) const {
-    return gguf ? gguf_tensor_name(role, layer) : hf_tensor_name(role, layer);
+  std::string name_of(WeightRole role, std::int64_t layer, std::int64_t expert = -1) const {
+    return gguf ? gguf_tensor_name(role, layer) : hf_tensor_name(role, layer, expert);
   }
 
   // The f16 scales of a GGML block matrix, each finite: a NaN scale would be masked further on
   // (the activations' int8 quantization turns NaN into ordinary numbers) and give plausible,
   // wrong logits. One 2-byte read per block (1/17 of a Q8_0 file).
-  TensorView matrix(WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape) const {
-    const TensorView t = view(role, layer, std::move(shape));
+  TensorView matrix(WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape,
+                    std::int64_t expert = -1) const {
+    const TensorView t = view(role, layer, std::move(shape), expert);
     if (!validate) return t;
     std::size_t scale_at = 0, scales = 1;  // offset of the f16 scale(s) in a block
     switch (t.dtype) {
@@ -87,13 +90,73 @@ struct Binder {
           fail(
               "{}: tensor '{}' has a non-finite block scale in block {} (of {}): the file is "
               "damaged",
-              source, name_of(role, layer), b, blocks);
+              source, t.name, b, blocks);
       }
     return t;
   }
+
+  // Expert e's [rows, cols] matrix of `role`: its own tensor in a Hugging Face file, a slice of
+  // the layer's stacked [experts, rows, cols] tensor in GGUF (rows of the same bytes; every
+  // block type's rows are whole blocks).
+  std::vector<TensorView> experts(WeightRole role, std::int64_t layer, std::int64_t n,
+                                  std::int64_t rows, std::int64_t cols) const {
+    std::vector<TensorView> out;
+    if (!gguf) {
+      for (std::int64_t e = 0; e < n; ++e) out.push_back(matrix(role, layer, {rows, cols}, e));
+      return out;
+    }
+    const TensorView all = matrix(role, layer, {n, rows, cols});
+    for (std::int64_t e = 0; e < n; ++e) {
+      TensorView t = all;
+      t.name = fmt::format("{}[expert {}]", all.name, e);
+      t.shape = {rows, cols};
+      t.data = all.data + static_cast<std::size_t>(e) * t.nbytes();
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
 };
 
+// A sparse layer's router, experts and (qwen2_moe) shared expert.
+MoeWeights bind_moe(const Binder& b, const ModelConfig& c, std::int64_t l) {
+  using R = WeightRole;
+  const std::int64_t h = c.hidden_size, n = c.moe.num_experts, ff = c.moe.expert_intermediate;
+  MoeWeights m;
+  m.router = b.matrix(R::Router, l, {n, h});
+  const auto gate = b.experts(R::ExpertGate, l, n, ff, h);
+  const auto up = b.experts(R::ExpertUp, l, n, ff, h);
+  const auto down = b.experts(R::ExpertDown, l, n, h, ff);
+  for (std::size_t e = 0; e < gate.size(); ++e) m.experts.push_back({gate[e], up[e], down[e]});
+  if (const std::int64_t sf = c.moe.shared_intermediate; sf > 0) {
+    m.shared = {b.matrix(R::SharedGate, l, {sf, h}), b.matrix(R::SharedUp, l, {sf, h}),
+                b.matrix(R::SharedDown, l, {h, sf})};
+    // Hugging Face: a [1, hidden] linear layer; GGUF: a [hidden] vector.
+    m.shared_gate = b.gguf ? b.vec(R::SharedExpertGate, l, h)
+                           : b.vec(R::SharedExpertGate, l, h, std::vector<std::int64_t>{1, h});
+  }
+  return m;
+}
+
+template <typename View>
+std::vector<View*> layer_matrices(auto& L) {
+  std::vector<View*> out;
+  for (View* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.moe.router,
+                  &L.moe.shared.gate, &L.moe.shared.up, &L.moe.shared.down})
+    if (!t->empty()) out.push_back(t);
+  for (auto& e : L.moe.experts)
+    for (View* t : {&e.gate, &e.up, &e.down}) out.push_back(t);
+  return out;
+}
+
 }  // namespace
+
+std::vector<TensorView*> LayerWeights::matrices() {
+  return layer_matrices<TensorView>(*this);
+}
+
+std::vector<const TensorView*> LayerWeights::matrices() const {
+  return layer_matrices<const TensorView>(*this);
+}
 
 Weights bind_weights(const ModelConfig& c, bool qkv_bias, bool qk_norm, const TensorLookup& lookup,
                      bool gguf_names, bool validate, const std::string& source) {
@@ -128,9 +191,13 @@ Weights bind_weights(const ModelConfig& c, bool qkv_bias, bool qk_norm, const Te
     }
     L.wo = b.matrix(R::Wo, l, {h, q});
     L.mlp_norm = b.vec(R::MlpNorm, l, h);
-    L.w_gate = b.matrix(R::WGate, l, {ff, h});
-    L.w_up = b.matrix(R::WUp, l, {ff, h});
-    L.w_down = b.matrix(R::WDown, l, {h, ff});
+    if (c.sparse_layer(l)) {
+      L.moe = bind_moe(b, c, l);
+    } else {
+      L.w_gate = b.matrix(R::WGate, l, {ff, h});
+      L.w_up = b.matrix(R::WUp, l, {ff, h});
+      L.w_down = b.matrix(R::WDown, l, {h, ff});
+    }
     w.layers.push_back(std::move(L));
   }
   return w;

@@ -13,6 +13,21 @@
 
 namespace ls {
 
+// One SwiGLU MLP's matrices: an expert's or the shared expert's.
+struct MlpWeights {
+  TensorView gate;  // [ff, hidden]
+  TensorView up;    // [ff, hidden]
+  TensorView down;  // [hidden, ff]
+};
+
+// A sparse layer's mixture of experts (qwen2_moe, qwen3_moe).
+struct MoeWeights {
+  TensorView router;                // [experts, hidden]
+  std::vector<MlpWeights> experts;  // [experts]; GGUF: slices of the stacked [expert, out, in]
+  MlpWeights shared;                // qwen2_moe's shared expert; empty views otherwise
+  std::vector<float> shared_gate;   // [hidden] (qwen2_moe)
+};
+
 struct LayerWeights {
   std::vector<float> attn_norm;  // [hidden]
   TensorView wq;                 // [heads * head_dim, hidden]
@@ -28,6 +43,13 @@ struct LayerWeights {
   TensorView w_gate;             // [intermediate, hidden]
   TensorView w_up;               // [intermediate, hidden]
   TensorView w_down;             // [hidden, intermediate]
+  MoeWeights moe;                // a sparse layer's; w_gate, w_up and w_down are then empty
+
+  bool sparse() const { return !moe.experts.empty(); }
+  // Every matrix of the layer that is present (attention, MLP or router, experts, shared
+  // expert), for passes over all of them (repacking, activation formats, byte counts).
+  std::vector<TensorView*> matrices();
+  std::vector<const TensorView*> matrices() const;
 };
 
 struct Weights {

@@ -105,9 +105,9 @@ void expect_tensors_match(const std::string& gguf, DType requested) {
   const ModelConfig c = load_model_config(model_dir() + "/config.json");
   std::size_t checked = 0;
   for (const auto& n : kTensorNames) {
-    if (!has_weight(kQwen2, n.role)) continue;  // Qwen3's q/k norms
     for (std::int64_t l = 0; l < (n.per_layer ? c.num_hidden_layers : 1); ++l) {
       const std::int64_t layer = n.per_layer ? l : -1;
+      if (!has_weight(kQwen2, c, n.role, layer)) continue;  // Qwen3's q/k norms, experts
       const TensorView* s = src.find(hf_tensor_name(n.role, layer));
       const TensorView* g = f.find(gguf_tensor_name(n.role, layer));
       if (n.role == WeightRole::LmHead && c.tie_word_embeddings) {
