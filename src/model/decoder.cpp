@@ -158,6 +158,17 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
     }
   };
   capture(0);
+  // The router's choice for a sequence's last token, layer by layer (--trace, the page).
+  const auto capture_routes = [&](std::size_t layer, bool sparse) {
+    const auto K = static_cast<std::size_t>(c.moe.experts_per_token);
+    for (const Segment& s : segs) {
+      const SequenceInput& in = batch[s.seq];
+      if (in.expert_routes.empty() || s.start + s.count != in.tokens.size()) continue;
+      for (std::size_t j = 0; j < K; ++j)
+        in.expert_routes[layer * K + j] =
+            sparse ? a.routes[(s.row0 + s.count - 1) * K + j] : ExpertRoute{-1, 0.0f};
+    }
+  };
   for (std::size_t l = 0; l < w.layers.size(); ++l) {
     const LayerWeights& L = w.layers[l];
     rmsnorm_rows(pool, a.x.data(), L.attn_norm.data(), T, H, eps, a.xn.data());
@@ -193,6 +204,9 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
     if (L.sparse()) {
       sparse_mlp(c, L.moe, T, a, pool);
       check(a.proj, H, "mixture of experts");
+      capture_routes(l, true);
+    } else if (c.moe.num_experts > 0) {
+      capture_routes(l, false);
     } else {
       const std::span<float> gate{a.gate.data(), T * ff}, up{a.up.data(), T * ff};
       const k::MatmulProduct gate_up[] = {{&L.w_gate, gate}, {&L.w_up, up}};
@@ -273,6 +287,10 @@ void check_input(const ModelConfig& c, const SequenceInput& in) {
   const auto want_residuals = static_cast<std::size_t>(c.num_hidden_layers + 1) * c.hidden_size;
   if (!in.residuals.empty() && in.residuals.size() < want_residuals)
     fail("forward: residuals buffer holds {} floats, need {}", in.residuals.size(), want_residuals);
+  const auto want_routes = static_cast<std::size_t>(c.num_hidden_layers * c.moe.experts_per_token);
+  if (!in.expert_routes.empty() && in.expert_routes.size() < want_routes)
+    fail("forward: expert_routes buffer holds {} entries, need {}", in.expert_routes.size(),
+         want_routes);
   if (in.cache == nullptr) fail("forward: a sequence has no KV cache");
   if (in.tokens.empty()) fail("forward: no tokens to process");
   const std::size_t want = (in.all_positions ? in.tokens.size() : 1) * V;

@@ -84,6 +84,10 @@ struct SequenceInput {
   // When not empty, [n_layers + 1, hidden]: the residual stream of the last token after the
   // embedding (row 0) and after each layer l (row l), for the logit lens (final_logits).
   std::span<float> residuals;
+  // When not empty, [n_layers, experts_per_token] of a mixture of experts: the experts the last
+  // token was routed to in each layer and their weights, best first (a dense layer's row:
+  // expert -1, weight 0).
+  std::span<ExpertRoute> expert_routes;
 };
 
 // What differs between the architectures of the family: the names a model_type goes by, the
