@@ -47,7 +47,17 @@ struct GenerateCli {
   bool json = false;
   std::string dump_logits;  // per-step raw logits of sequence 0, for `replay`
   std::string svg;          // entropy and chosen probability over the steps
+  // --experts N|all: of each layer's chosen experts, the best N in --trace (a mixture of experts).
+  std::string experts_text = "2";
+  std::size_t experts = 2;
 };
+
+// Whether the steps carry the router's choice: a mixture of experts, traced as JSON or as text
+// with experts shown.
+bool traces_experts(const GenerateCli& o, const LoadedModel& lm) {
+  return lm.model().config().moe.experts_per_token > 0 &&
+         (o.json || (o.trace > 0 && o.experts > 0));
+}
 
 // The --svg chart of a generation: entropy before/after the chain and the chosen token's
 // probability per step; each point's tooltip lists the top raw alternatives.
@@ -144,6 +154,7 @@ void run_generate_batch(GenerateCli& o) {
     decode::GenerateOptions go;
     go.token_bytes = token_bytes;
     go.trace_top_n = o.top;
+    go.expert_routes = traces_experts(o, lm);
     std::string& out = shown[i];
     if (o.json) {
       go.on_header = [&, i](const decode::RunHeader& h) {
@@ -161,7 +172,7 @@ void run_generate_batch(GenerateCli& o) {
       };
     } else if (o.trace > 0) {
       go.on_step = [&out, &token_bytes, &o](const decode::StepTrace& st) {
-        if (st.step < o.trace) out += decode::format_step(st, token_bytes);
+        if (st.step < o.trace) out += decode::format_step(st, token_bytes, o.experts);
       };
     }
     jobs.push_back({ids[i], for_reply(config, rendered[i], lm), std::move(go)});
@@ -230,6 +241,7 @@ int trace_steps(const GenerateCli& o) {
 
 void run_generate(GenerateCli& o) {
   o.trace = trace_steps(o);
+  o.experts = parse_experts_shown(o.experts_text);
   if (!o.prompts.empty()) return run_generate_batch(o);
   LoadedModel lm = load_model(o.model);
   const std::vector<std::int32_t> ids = prompt_tokens(o.prompt, lm);
@@ -247,6 +259,7 @@ void run_generate(GenerateCli& o) {
   decode::GenerateOptions go;
   if (lm.tokenizer()) go.token_bytes = [&](std::int32_t id) { return lm.token_bytes(id); };
   go.trace_top_n = o.top;
+  go.expert_routes = traces_experts(o, lm);
   int last_sequence = -1;
   const bool several = config.num_return_sequences > 1;
   if (o.json) {
@@ -266,7 +279,7 @@ void run_generate(GenerateCli& o) {
     go.on_header = print_trace_header;
     go.on_step = [&](const decode::StepTrace& s) {
       if (s.step >= o.trace) return;
-      fmt::print("{}", decode::format_step(s, go.token_bytes));
+      fmt::print("{}", decode::format_step(s, go.token_bytes, o.experts));
       std::fflush(stdout);
     };
   } else {
@@ -351,13 +364,20 @@ void add_generate_command(CLI::App& app) {
   add_generation_flags(*cmd, o->flags);
   o->trace_flag = cmd->add_option("--trace", o->trace_text,
                                   "Show each step: raw top candidates, the pool after every "
-                                  "stage, the choice; N: the first N steps only (bare: every "
-                                  "step)")
+                                  "stage, the choice (a mixture of experts: also the experts "
+                                  "each layer chose, see --experts); N: the first N steps only "
+                                  "(bare: every step)")
                       ->expected(0, 1)
                       ->type_name("[N]");
   cmd->add_option("--top", o->top,
                   "Candidates shown per stage in --trace and --json steps (1-1000)")
       ->check(CLI::Range(1, 1000).description(""))
+      ->capture_default_str();
+  cmd->add_option("--experts", o->experts_text,
+                  "Mixture-of-experts models: per layer, how many of the experts the router chose "
+                  "for each step's input token --trace lists (best first, with weights; 'all', or "
+                  "0 for none). --json steps always carry every layer's full choice")
+      ->type_name("N|all")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Write JSON Lines (header, one object per step, results)");
   cmd->add_option("--dump-logits", o->dump_logits,

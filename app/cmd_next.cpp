@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -16,6 +17,8 @@
 #include "app/prompt.h"
 #include "core/error.h"
 #include "core/npy.h"
+#include "decode/generate.h"
+#include "decode/trace_text.h"
 #include "engine/engine.h"
 #include "inspect/distribution.h"
 
@@ -32,6 +35,7 @@ struct NextOptions {
   bool json = false;
   std::string dump_logits;
   bool all_positions = false;
+  std::string experts = "2";  // --experts N|all: per layer, in the table (a mixture of experts)
 };
 
 // One prompt's result: its ids, the text tokenized ("" for --tokens) and its last logits row.
@@ -39,6 +43,8 @@ struct NextResult {
   std::vector<std::int32_t> ids;
   std::string rendered;
   std::span<const float> last;
+  // A mixture of experts: per layer, the experts the prompt's last token was routed to.
+  std::vector<std::vector<decode::ExpertChoice>> experts;
 };
 
 void print_next(const NextOptions& o, const LoadedModel& lm, const NextResult& r,
@@ -66,6 +72,14 @@ void print_next(const NextOptions& o, const LoadedModel& lm, const NextResult& r
                           {"logit", e.logit},
                           {"prob", e.prob},
                           {"logprob", e.logprob}});
+    if (!r.experts.empty()) {
+      j["experts"] = nlohmann::ordered_json::array();
+      for (const auto& layer : r.experts) {
+        auto row = nlohmann::ordered_json::array();
+        for (const auto& e : layer) row.push_back({e.expert, e.weight});
+        j["experts"].push_back(std::move(row));
+      }
+    }
     if (!o.dump_logits.empty()) j["logits_file"] = o.dump_logits;
     fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
@@ -90,6 +104,13 @@ void print_next(const NextOptions& o, const LoadedModel& lm, const NextResult& r
     const std::string text = fmt::format("\"{}\"", printable(lm.token_bytes(e.id)));
     fmt::print("{:>5}  {:>7}  {:<24}  {:>10.4f}  {:>10.6f}  {:>9.4f}\n", e.rank, e.id, text,
                e.logit, e.prob, e.logprob);
+  }
+  const std::size_t shown = parse_experts_shown(o.experts);
+  if (!r.experts.empty() && shown > 0) {
+    fmt::print(
+        "\nexperts      of the last input token (layer expert:weight, best {} of {} per layer)\n",
+        std::min<std::size_t>(shown, c.moe.experts_per_token), c.moe.experts_per_token);
+    fmt::print("{}", decode::format_experts(r.experts, shown, "  "));
   }
 }
 
@@ -117,13 +138,15 @@ void run_next(NextOptions& o) {
   // Every prompt in one batched forward pass (ragged: no padding, each its own positions).
   ThreadPool pool(o.model.threads);
   engine::Engine engine(lm.model(), pool);
+  parse_experts_shown(o.experts);  // a bad --experts fails before the forward pass
   std::vector<decode::Feed> feeds;
   for (std::size_t i = 0; i < results.size(); ++i)
-    feeds.push_back({static_cast<int>(i), results[i].ids, o.all_positions});
+    feeds.push_back({static_cast<int>(i), results[i].ids, o.all_positions, true});
   const std::vector<std::span<const float>> out = engine.step(feeds);
   std::vector<float> rows;
   for (std::size_t i = 0; i < results.size(); ++i) {
     results[i].last = out[i].subspan(out[i].size() - V, V);
+    results[i].experts = decode::expert_layers(engine, static_cast<int>(i));
     if (!o.dump_logits.empty()) rows.insert(rows.end(), out[i].begin(), out[i].end());
   }
   if (!o.dump_logits.empty()) write_rows_npy(o.dump_logits, rows, static_cast<std::int64_t>(V));
@@ -149,6 +172,12 @@ void add_next_command(CLI::App& app) {
   cmd->add_option("--temperature", o->temperature, "Softmax temperature for prob/logprob/entropy")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON object instead of the table");
+  cmd->add_option("--experts", o->experts,
+                  "Mixture-of-experts models: per layer, how many of the experts the router chose "
+                  "for the last input token the table lists (best first, with weights; 'all', or "
+                  "0 for none); --json has every layer's full choice as \"experts\"")
+      ->type_name("N|all")
+      ->capture_default_str();
   cmd->add_option("--dump-logits", o->dump_logits, "Write float32 logits to FILE.npy ([1, vocab])");
   cmd->add_flag("--all-positions", o->all_positions,
                 "With --dump-logits: logits of every input position ([positions, vocab])");

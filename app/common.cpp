@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "core/error.h"
+#include "decode/trace_text.h"
 
 namespace ls::app {
 
@@ -20,6 +21,16 @@ CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {
         return fmt::format("expected an integer in [{}, {}], got '{}'", lo, hi, text);
       },
       fmt::format("INT in [{} - {}]", lo, hi));
+}
+
+std::size_t parse_experts_shown(const std::string& text) {
+  if (text == "all") return decode::kAllExperts;
+  std::size_t n = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, n);
+  if (text.empty() || ec != std::errc() || p != end)
+    fail("--experts takes a number of experts per layer or 'all', got '{}'", text);
+  return n;
 }
 
 void add_model_options(CLI::App& cmd, ModelOptions& o) {

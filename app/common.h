@@ -47,6 +47,10 @@ LoadOptions load_options(const ModelOptions& o);
 // "1,2, 3" -> {1, 2, 3}; throws naming --tokens on anything else.
 std::vector<std::int32_t> parse_token_list(const std::string& text, const char* flag = "--tokens");
 
+// --experts N|all (generate, next): of each layer's chosen experts in a mixture of experts, how
+// many the text output lists (decode::kAllExperts for "all"); throws naming --experts.
+std::size_t parse_experts_shown(const std::string& text);
+
 // A token's text made safe for a one-line table cell: control characters and invalid UTF-8
 // bytes escaped (\n, \t, \xE4), everything else as is.
 std::string printable(const std::string& bytes);

@@ -69,6 +69,10 @@ class RecordingSource final : public decode::LogitsSource {
   std::vector<std::span<const float>> step(std::span<const decode::Feed> feeds) override;
   void fork(int from_seq, int to_seq) override { inner_.fork(from_seq, to_seq); }
   void release(int seq) override;
+  std::span<const decode::ExpertChoice> expert_routes(int seq) const override {
+    return inner_.expert_routes(seq);
+  }
+  int experts_per_token() const override { return inner_.experts_per_token(); }
   const std::vector<float>& rows() const { return rows_; }
 
  private:

@@ -57,6 +57,20 @@ int sequence_ids_needed(const GenerationConfig& config) {
   return config.num_return_sequences;
 }
 
+std::vector<std::vector<ExpertChoice>> expert_layers(const LogitsSource& source, int seq) {
+  std::vector<std::vector<ExpertChoice>> out;
+  const std::span<const ExpertChoice> routes = source.expert_routes(seq);
+  const auto k = static_cast<std::size_t>(source.experts_per_token());
+  if (k == 0) return out;
+  for (std::size_t i = 0; i + k <= routes.size(); i += k) {
+    auto& layer = out.emplace_back();
+    if (routes[i].expert >= 0)  // a dense layer's row stays empty
+      layer.assign(routes.begin() + static_cast<std::ptrdiff_t>(i),
+                   routes.begin() + static_cast<std::ptrdiff_t>(i + k));
+  }
+  return out;
+}
+
 namespace {
 
 // num_return_sequences greedy or sampled sequences of one prompt: the prompt is fed once, then
@@ -93,12 +107,14 @@ class SamplingRun final : public RunState {
   }
 
   void feeds(std::vector<Feed>& out) override {
+    const bool routes = wants_routes();
     if (!prefilled_) {
-      if (!done()) out.push_back({seqs_.front().id, job_.prompt.subspan(job_.cached_prefix)});
+      if (!done())
+        out.push_back({seqs_.front().id, job_.prompt.subspan(job_.cached_prefix), false, routes});
       return;
     }
     for (auto& s : seqs_)
-      if (!s.done) out.push_back({s.id, {&s.tokens.back(), 1}});
+      if (!s.done) out.push_back({s.id, {&s.tokens.back(), 1}, false, routes});
   }
 
   // Live sequences in order; before the prompt is in, every sequence chooses from its row.
@@ -123,11 +139,11 @@ class SamplingRun final : public RunState {
       prefilled_ = true;
       // Every sequence continues the same prompt: share its KV instead of recomputing it.
       for (std::size_t i = 1; i < seqs_.size(); ++i) source_.fork(seqs_[0].id, seqs_[i].id);
-      for (std::size_t i = 0; i < seqs_.size(); ++i) choose(i, scores[0]);
+      for (std::size_t i = 0; i < seqs_.size(); ++i) choose(i, scores[0], seqs_[0].id);
       return;
     }
     for (std::size_t i = 0; i < seqs_.size(); ++i)
-      if (!seqs_[i].done) choose(i, scores[k++]);
+      if (!seqs_[i].done) choose(i, scores[k++], seqs_[i].id);
   }
 
   bool done() const override {
@@ -175,8 +191,13 @@ class SamplingRun final : public RunState {
     }
   }
 
+  bool wants_routes() const {
+    return job_.options.expert_routes && job_.options.on_step && source_.experts_per_token() > 0;
+  }
+
   // Applies sequence `index`'s choice (made now if make_choice did not): callbacks, text, stops.
-  void choose(std::size_t index, std::span<const float> raw) {
+  // `fed`: the source sequence whose last fed token produced `raw` (the prompt's before forks).
+  void choose(std::size_t index, std::span<const float> raw, int fed) {
     Seq& s = seqs_[index];
     const GenerateOptions& o = job_.options;
     if (!s.picked && !s.error) pick(index, raw);
@@ -193,6 +214,7 @@ class SamplingRun final : public RunState {
     s.result.tokens.push_back(c.token);
     if (tracing) {
       s.trace.sequence_logprob = s.result.logprob;
+      if (wants_routes()) s.trace.experts = expert_layers(source_, fed);
       o.on_step(s.trace);
     }
     const auto& eos = job_.config.eos_token_id;

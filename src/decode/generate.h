@@ -80,6 +80,9 @@ struct GenerateOptions {
   // Off: no raw log-probabilities (GenerationResult::logprob and TokenChoice::raw_logprob are
   // 0), one log-sum-exp over the vocabulary less per token. Traces still have them.
   bool raw_logprobs = true;
+  // Traces (on_step) also carry the router's choice of each step's input token
+  // (StepTrace::experts) when the source is a mixture of experts; greedy and sampling only.
+  bool expert_routes = false;
 };
 
 struct GenerationRun {
@@ -107,6 +110,10 @@ std::vector<GenerationRun> generate_batch(LogitsSource& source, std::span<const 
 // One request.
 GenerationRun generate(LogitsSource& source, std::span<const std::int32_t> prompt,
                        const GenerationConfig& config, const GenerateOptions& options);
+
+// The router's choice of the last token fed to `seq` (LogitsSource::expert_routes) split into
+// one row per layer (a dense layer's row empty); empty when the source has none.
+std::vector<std::vector<ExpertChoice>> expert_layers(const LogitsSource& source, int seq);
 
 // A fresh seed from std::random_device (used when none was given; the run reports it).
 std::uint64_t random_seed();

@@ -20,6 +20,15 @@ struct Feed {
   int seq = 0;
   std::span<const std::int32_t> tokens;
   bool all_positions = false;
+  // Also the router's choice for the last token (a mixture of experts; see expert_routes()).
+  bool expert_routes = false;
+};
+
+// One of the experts a mixture-of-experts layer routed a token to, and its weight in the sum
+// (a dense layer of such a model: expert -1, weight 0).
+struct ExpertChoice {
+  std::int32_t expert = -1;
+  float weight = 0;
 };
 
 struct LogitsSource {
@@ -41,6 +50,13 @@ struct LogitsSource {
   virtual void parallel(std::size_t n, const std::function<void(std::size_t)>& fn) {
     for (std::size_t i = 0; i < n; ++i) fn(i);
   }
+
+  // Experts each layer chose (top-k of the router) for the last token fed to `seq` in the latest
+  // step, when its feed asked (Feed::expert_routes) and the model is a mixture of experts:
+  // [layers, experts_per_token()], best first within a layer. Empty otherwise. Valid until the
+  // next step.
+  virtual std::span<const ExpertChoice> expert_routes(int /*seq*/) const { return {}; }
+  virtual int experts_per_token() const { return 0; }
 
   // A step with one feed.
   std::span<const float> feed(int seq, std::span<const std::int32_t> tokens,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "decode/generation_config.h"
+#include "decode/logits_source.h"
 #include "decode/processor.h"
 
 namespace ls::decode {
@@ -71,6 +72,10 @@ struct StepTrace {
   std::optional<double> draw;
   double sequence_logprob = 0;  // running sum of raw logprobs (the model's likelihood)
   std::vector<BeamTrace> beams;
+  // A mixture of experts with GenerateOptions::expert_routes: per layer, the experts that
+  // processed the input token of this step (the token whose logits this step chose from) and
+  // their weights, best first; a dense layer's row is empty. Empty otherwise.
+  std::vector<std::vector<ExpertChoice>> experts;
 };
 
 // The top `n` tokens (score > -inf) of `scores`, with their softmax probabilities.

@@ -149,6 +149,15 @@ json step_json(const StepTrace& s, const TokenBytesFn& token_bytes) {
     j["draw"] = s.draw ? json(*s.draw) : json(nullptr);
     j["sequence_logprob"] = number(s.sequence_logprob);
   }
+  if (!s.experts.empty()) {
+    json layers = json::array();
+    for (const auto& layer : s.experts) {
+      json row = json::array();
+      for (const auto& e : layer) row.push_back({e.expert, number(e.weight)});
+      layers.push_back(std::move(row));
+    }
+    j["experts"] = std::move(layers);
+  }
   if (!s.beams.empty()) {
     json beams = json::array();
     for (const auto& b : s.beams) {

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "decode/trace_json.h"
 
 namespace ls::decode {
@@ -30,7 +32,26 @@ std::string top_list(const std::vector<TokenScore>& top, const TokenBytesFn& tok
 
 }  // namespace
 
-std::string format_step(const StepTrace& s, const TokenBytesFn& token_bytes) {
+std::string format_experts(const std::vector<std::vector<ExpertChoice>>& experts, std::size_t shown,
+                           const std::string& indent, std::size_t width) {
+  if (experts.empty() || shown == 0) return {};
+  std::string out, line;
+  for (std::size_t l = 0; l < experts.size(); ++l) {
+    std::string item = fmt::format("L{}", l);
+    if (experts[l].empty()) item += " dense";
+    for (std::size_t j = 0; j < experts[l].size() && j < shown; ++j)
+      item += fmt::format(" {}:{:.3f}", experts[l][j].expert, experts[l][j].weight);
+    if (!line.empty() && indent.size() + line.size() + 3 + item.size() > width) {
+      out += indent + line + "\n";
+      line.clear();
+    }
+    line += line.empty() ? item : " | " + item;
+  }
+  return out + indent + line + "\n";
+}
+
+std::string format_step(const StepTrace& s, const TokenBytesFn& token_bytes,
+                        std::size_t experts_shown) {
   std::string out =
       fmt::format("── step {} · sequence {} · {}", s.step, s.sequence, to_string(s.mode));
   if (s.draw) out += fmt::format(" · draw {:.17g}", *s.draw);
@@ -64,6 +85,14 @@ std::string format_step(const StepTrace& s, const TokenBytesFn& token_bytes) {
         "\n     entropy {:.3f} -> {:.3f} nats · truncation removed {} of the raw mass · "
         "sequence logprob {:.4f}\n",
         s.entropy_before, s.entropy_after, pct(s.mass_removed, 2), s.sequence_logprob);
+  }
+  if (!s.experts.empty() && experts_shown > 0) {
+    std::size_t per_layer = 0;
+    for (const auto& layer : s.experts) per_layer = std::max(per_layer, layer.size());
+    out +=
+        fmt::format("  experts of the input token (layer expert:weight, best {} of {} per layer)\n",
+                    std::min(experts_shown, per_layer), per_layer);
+    out += format_experts(s.experts, experts_shown, "    ");
   }
   for (const auto& b : s.beams) {
     std::string text;

@@ -29,6 +29,15 @@ std::vector<std::span<const float>> Engine::step(std::span<const decode::Feed> f
     rows += feeds[i].all_positions ? feeds[i].tokens.size() : 1;
   }
   if (logits_.size() < rows * V) logits_.resize(rows * V);
+  // The router's choice, only for feeds that ask and only in a mixture of experts.
+  const auto per_seq = static_cast<std::size_t>(model_.config().num_hidden_layers) *
+                       static_cast<std::size_t>(experts_per_token());
+  route_seqs_.clear();
+  if (per_seq > 0) {
+    std::size_t asking = 0;
+    for (const auto& f : feeds) asking += f.expert_routes ? 1 : 0;
+    if (routes_.size() < asking * per_seq) routes_.resize(asking * per_seq);
+  }
   batch_.clear();
   std::vector<std::span<const float>> out;
   std::size_t row = 0;
@@ -38,11 +47,33 @@ std::vector<std::span<const float>> Engine::step(std::span<const decode::Feed> f
     const std::size_t n = f.all_positions ? f.tokens.size() : 1;
     const std::span<float> dst(&logits_[row * V], n * V);
     batch_.push_back({&it->second, f.tokens, f.all_positions, dst});
+    if (per_seq > 0 && f.expert_routes) {
+      const std::size_t at = route_seqs_.size() * per_seq;
+      batch_.back().expert_routes = {&routes_[at], per_seq};
+      route_seqs_.emplace_back(f.seq, at);
+    }
     out.emplace_back(dst);
     row += n;
   }
   model_.forward(batch_, acts_, pool_);
+  if (!route_seqs_.empty()) {
+    choices_.resize(route_seqs_.size() * per_seq);
+    for (std::size_t i = 0; i < choices_.size(); ++i)
+      choices_[i] = {routes_[i].expert, routes_[i].weight};
+  }
   return out;
+}
+
+std::span<const decode::ExpertChoice> Engine::expert_routes(int seq) const {
+  const auto per_seq = static_cast<std::size_t>(model_.config().num_hidden_layers) *
+                       static_cast<std::size_t>(experts_per_token());
+  for (const auto& [s, at] : route_seqs_)
+    if (s == seq && at + per_seq <= choices_.size()) return {&choices_[at], per_seq};
+  return {};
+}
+
+int Engine::experts_per_token() const {
+  return static_cast<int>(model_.config().moe.experts_per_token);
 }
 
 void Engine::fork(int from_seq, int to_seq) {

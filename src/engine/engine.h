@@ -47,6 +47,10 @@ class Engine final : public decode::LogitsSource {
   std::vector<std::span<const float>> step(std::span<const decode::Feed> feeds) override;
   void fork(int from_seq, int to_seq) override;
   void release(int seq) override;
+  // The router's choice for the last token of `seq`'s feed in the latest step, when the feed
+  // asked (Feed::expert_routes) and the model is a mixture of experts (see LogitsSource).
+  std::span<const decode::ExpertChoice> expert_routes(int seq) const override;
+  int experts_per_token() const override;
   // Over the engine's thread pool (the step's token choices).
   void parallel(std::size_t n, const std::function<void(std::size_t)>& fn) override;
   // Keeps only the first `positions` positions of `seq` (a prompt prefix copied from another
@@ -66,6 +70,10 @@ class Engine final : public decode::LogitsSource {
   std::map<int, KVCache> seqs_;
   std::vector<float> logits_;
   std::vector<SequenceInput> batch_;
+  // The latest step's routes ([layers, experts_per_token] per feed that asked) and their owners.
+  std::vector<ExpertRoute> routes_;
+  std::vector<decode::ExpertChoice> choices_;
+  std::vector<std::pair<int, std::size_t>> route_seqs_;  // (seq, offset in choices_)
 };
 
 }  // namespace ls::engine

@@ -146,6 +146,11 @@ class DeferredSource final : public decode::LogitsSource {
   std::vector<std::span<const float>> step(std::span<const decode::Feed> feeds) override;
   void fork(int from_seq, int to_seq) override;
   void release(int seq) override;
+  // The engine's, as of the latest step (read-only while runs advance).
+  std::span<const decode::ExpertChoice> expert_routes(int seq) const override {
+    return engine_.expert_routes(seq);
+  }
+  int experts_per_token() const override { return engine_.experts_per_token(); }
   void apply();  // the recorded operations, on the engine
 
  private:
