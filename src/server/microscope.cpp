@@ -24,7 +24,8 @@ json info_json(const ServerLimits& limits) {
           {"has_chat_template", has_template},
           {"order_presets", {"hf", "vllm", "llama_cpp"}},
           {"settings", decode::settings_json(limits.defaults)},
-          {"model_b", limits.model_b ? json(limits.model_b_name) : json(nullptr)}};
+          {"model_b", limits.model_b ? json(limits.model_b_name) : json(nullptr)},
+          {"experts_per_token", limits.model->model().config().moe.experts_per_token}};
 }
 
 json generation_json(const KeptGeneration::Snapshot& g, std::int32_t vocab) {

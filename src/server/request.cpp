@@ -299,6 +299,19 @@ int trace_top_n(const json& body) {
   return v == nullptr ? 0 : static_cast<int>(integer(*v, "logitscope.trace", 0, 20));
 }
 
+// logitscope.experts: the trace's steps also carry the router's choice (a mixture of experts;
+// nothing for a dense model). Only with a trace.
+bool experts_requested(const json& body, int trace_top_n) {
+  const json* ext = field(body, "logitscope");
+  const json* v = ext != nullptr && ext->is_object() ? field(*ext, "experts") : nullptr;
+  if (v == nullptr || !boolean(*v, "logitscope.experts")) return false;
+  if (trace_top_n == 0)
+    bad("logitscope.experts",
+        "'logitscope.experts' adds the router's choice to the trace's steps: it needs "
+        "'logitscope.trace' above 0");
+  return true;
+}
+
 void check_model(const json& body, const ServerLimits& limits) {
   if (const json* v = field(body, "model")) {
     const std::string& name = string(*v, "model");
@@ -361,6 +374,7 @@ Job make_job(const json& body, const ParsedRequest& r, std::vector<std::int32_t>
   job.prompt_top_logprobs = std::max(r.echo && r.logprobs ? r.top_logprobs : 0, r.prompt_logprobs);
   job.named = r.token_ids_logprob;
   job.trace_top_n = trace_top_n(body);
+  job.expert_routes = experts_requested(body, job.trace_top_n);
   return job;
 }
 

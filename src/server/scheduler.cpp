@@ -302,6 +302,7 @@ void Scheduler::admit() {
     };
     if (job->job.trace_top_n > 0) {
       o.trace_top_n = job->job.trace_top_n;
+      o.expert_routes = job->job.expert_routes;
       o.on_step = [this, job](const decode::StepTrace& t) {
         job->channel->push(job->index,
                            StepEvent{t.sequence, decode::step_json(t, [this](std::int32_t id) {

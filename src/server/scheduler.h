@@ -40,6 +40,7 @@ struct Job {
   int prompt_top_logprobs = 0;      // top entries per prompt token
   std::vector<std::int32_t> named;  // ids whose logprob and rank every step reports
   int trace_top_n = 0;              // > 0: every step's stage trace
+  bool expert_routes = false;       // the trace's steps carry the router's choice (MoE)
   // max_tokens 0 (completions scoring a prompt): the prompt is prefilled (for its logprobs)
   // and nothing is generated. config.max_new_tokens stays >= 1 so the config validates.
   bool score_only = false;
