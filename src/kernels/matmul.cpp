@@ -227,6 +227,64 @@ void matmul_set(std::span<const MatmulProduct> products, std::span<const float> 
       grain, serial_prologue ? 0 : units, prologue);
 }
 
+void matmul_grouped(std::span<const GroupedProduct> products, ThreadPool& pool,
+                    MatmulScratch& scratch) {
+  const std::size_t n = products.size();
+  if (n == 0) return;
+  // Reused by the calling thread from call to call. The workers must see the caller's: named
+  // through references (a lambda naming a thread_local reads its own thread's).
+  thread_local std::vector<Job> caller_jobs;
+  thread_local std::vector<std::size_t> caller_first_unit;
+  std::vector<Job>& jobs = caller_jobs;
+  std::vector<std::size_t>& first_unit = caller_first_unit;  // product i's rows: [first, next)
+  jobs.resize(n);
+  first_unit.resize(n + 1);
+  std::size_t grain = kTileRows, total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const GroupedProduct& p = products[i];
+    jobs[i] = check_product(*p.w, p.x.size(), static_cast<std::size_t>(p.n_tokens), p.y);
+    if (jobs[i].w->interleaved != 0) grain = kInterleave;
+  }
+  // Threads split rows in multiples of the grain: every product but the last must start on one.
+  for (std::size_t i = 0; i + 1 < n; ++i)
+    if (jobs[i].rows % grain != 0) {
+      for (const GroupedProduct& p : products)
+        matmul(*p.w, p.x, p.n_tokens, p.y, pool, scratch, p.produce);
+      return;
+    }
+  if (scratch.forms.size() < n) scratch.forms.resize(n);
+  first_unit[0] = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    reserve_form(jobs[i], static_cast<std::size_t>(products[i].n_tokens), scratch.forms[i]);
+    total += jobs[i].rows;
+    first_unit[i + 1] = first_unit[i] + static_cast<std::size_t>(products[i].n_tokens);
+  }
+  const std::size_t units = first_unit[n];
+  const std::function<void(std::size_t)> prologue = [&](std::size_t u) {
+    const auto i = static_cast<std::size_t>(
+        std::upper_bound(first_unit.begin(), first_unit.end(), u) - first_unit.begin() - 1);
+    const std::size_t t = u - first_unit[i];
+    if (products[i].produce != nullptr) (*products[i].produce)(t);
+    if (jobs[i].xq != nullptr) prepare_row(jobs[i], products[i].x.data(), t);
+  };
+  constexpr std::size_t kParallelPrologueRows = 4;  // as matmul_set
+  const bool serial_prologue = units < kParallelPrologueRows;
+  if (serial_prologue)
+    for (std::size_t u = 0; u < units; ++u) prologue(u);
+  pool.parallel_for(
+      total,
+      [&](std::size_t begin, std::size_t end) {
+        std::size_t offset = 0;  // the first row of product i among all products' rows
+        for (std::size_t i = 0; i < n && offset < end; offset += jobs[i].rows, ++i) {
+          const std::size_t b = std::max(begin, offset), e = std::min(end, offset + jobs[i].rows);
+          if (b < e)
+            run_rows(jobs[i], products[i].x.data(), static_cast<std::size_t>(products[i].n_tokens),
+                     b - offset, e - offset);
+        }
+      },
+      grain, serial_prologue ? 0 : units, prologue);
+}
+
 void row_to_f32(const TensorView& w, std::int64_t row, std::span<float> out) {
   const auto cols = static_cast<std::size_t>(w.shape.back());
   if (out.size() < cols) fail("row_to_f32: '{}' row needs {} floats", w.name, cols);

@@ -51,6 +51,21 @@ struct MatmulProduct {
 void matmul_set(std::span<const MatmulProduct> products, std::span<const float> x, int n_tokens,
                 ThreadPool& pool, MatmulScratch& scratch, const InputProducer* produce = nullptr);
 
+// One product of a matmul_grouped: y = x W^T over its own n_tokens rows of x.
+struct GroupedProduct {
+  const TensorView* w;
+  std::span<const float> x;  // [n_tokens, cols]
+  int n_tokens;
+  std::span<float> y;                      // [n_tokens, rows]
+  const InputProducer* produce = nullptr;  // writes row t of this x before it is read
+};
+
+// Products that each have their own input (the experts of a sparse layer, each over the tokens
+// routed to it) as one parallel loop over all their rows: one wait for the threads instead of
+// one per product. Every output element is the one matmul computes: the same bits.
+void matmul_grouped(std::span<const GroupedProduct> products, ThreadPool& pool,
+                    MatmulScratch& scratch);
+
 // One row of W as float32 (e.g. an embedding lookup).
 void row_to_f32(const TensorView& w, std::int64_t row, std::span<float> out);
 

@@ -41,8 +41,12 @@ Activations::Activations(const ModelConfig& c, std::int64_t max_t) : max_tokens(
     routed.resize(T * K);
     expert_first.reserve(E + 1);
     expert_fill.reserve(E);
-    moe_in.resize(T * c.hidden_size);
-    moe_out.resize(T * c.hidden_size);
+    const auto FE = static_cast<std::size_t>(c.moe.expert_intermediate);
+    moe_in.resize(T * K * c.hidden_size);
+    expert_gate.resize(T * K * FE);
+    expert_up.resize(T * K * FE);
+    moe_out.resize(T * K * c.hidden_size);
+    if (c.moe.shared_intermediate > 0) shared_out.resize(T * c.hidden_size);
   }
   rope_cos.resize(T * c.head_dim / 2);
   rope_sin.resize(T * c.head_dim / 2);
@@ -205,9 +209,8 @@ void forward_chunk(const Architecture& arch, const ModelConfig& c, const Weights
       sparse_mlp(c, L.moe, T, a, pool);
       check(a.proj, H, "mixture of experts");
       capture_routes(l, true);
-    } else if (c.moe.num_experts > 0) {
-      capture_routes(l, false);
     } else {
+      if (c.moe.num_experts > 0) capture_routes(l, false);
       const std::span<float> gate{a.gate.data(), T * ff}, up{a.up.data(), T * ff};
       const k::MatmulProduct gate_up[] = {{&L.w_gate, gate}, {&L.w_up, up}};
       k::matmul_set(gate_up, a.xn, nt, pool, a.matmul);

@@ -59,18 +59,23 @@ struct Activations {
   AlignedVector<float> gate;  // [T, max intermediate (dense, expert, shared)]
   AlignedVector<float> up;    // [T, max intermediate]
   // Sparse layers (moe.cpp; empty in dense models):
-  AlignedVector<float> router;              // [T, experts]     router logits
-  std::vector<ExpertRoute> routes;          // [T, experts_per_token]  each row's choice
-  std::vector<RoutedRow> routed;            // [T * experts_per_token] the rows, by expert
-  std::vector<std::size_t> expert_first;    // [experts + 1]    expert e's rows in `routed`
-  std::vector<std::size_t> expert_fill;     // [experts]
-  AlignedVector<float> moe_in;              // [T, hidden]      an expert's rows of xn
-  AlignedVector<float> moe_out;             // [T, hidden]      an expert's output rows
-  AlignedVector<float> rope_cos, rope_sin;  // [T, hd/2]
-  AlignedVector<float> logits;              // [rows, vocab] when a batch's logits are scattered
-  kernels::MatmulScratch matmul;            // quantized activations
-  std::vector<ChunkSegment> segments;       // the current chunk's rows, by sequence
-  std::vector<LogitRow> logit_rows;         // the current chunk's rows that want logits
+  AlignedVector<float> router;            // [T, experts]     router logits
+  std::vector<ExpertRoute> routes;        // [T, experts_per_token]  each row's choice
+  std::vector<RoutedRow> routed;          // [T * experts_per_token] the rows, by expert
+  std::vector<std::size_t> expert_first;  // [experts + 1]    expert e's rows in `routed`
+  std::vector<std::size_t> expert_fill;   // [experts]
+  AlignedVector<float> moe_in;            // [T * per_token, hidden]  xn rows, by expert
+  AlignedVector<float> expert_gate;       // [T * per_token, expert intermediate]
+  AlignedVector<float> expert_up;         // [T * per_token, expert intermediate]
+  AlignedVector<float> moe_out;           // [T * per_token, hidden]  each expert's output
+  AlignedVector<float> shared_out;        // [T, hidden]      the shared expert's output
+  std::vector<kernels::GroupedProduct> moe_products[2];  // gate and up; down
+  std::vector<kernels::InputProducer> moe_producers;     // silu(gate) * up of each down
+  AlignedVector<float> rope_cos, rope_sin;               // [T, hd/2]
+  AlignedVector<float> logits;         // [rows, vocab] when a batch's logits are scattered
+  kernels::MatmulScratch matmul;       // quantized activations
+  std::vector<ChunkSegment> segments;  // the current chunk's rows, by sequence
+  std::vector<LogitRow> logit_rows;    // the current chunk's rows that want logits
 
   Activations(const ModelConfig& c, std::int64_t max_tokens);
 };

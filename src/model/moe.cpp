@@ -46,20 +46,6 @@ void route_row(const float* logits, std::size_t n_experts, std::size_t top_k, bo
   for (std::size_t i = 0; i < top_k; ++i) routes[i].weight /= chosen;
 }
 
-// out[n, hidden] = (silu(x Wg^T) * (x Wu^T)) Wd^T for the n rows of x.
-void swiglu(const MlpWeights& mlp, std::span<const float> x, std::size_t n, std::span<float> out,
-            Activations& a, ThreadPool& pool) {
-  const auto ff = static_cast<std::size_t>(mlp.gate.shape[0]);
-  const int nt = static_cast<int>(n);
-  const std::span<float> gate{a.gate.data(), n * ff}, up{a.up.data(), n * ff};
-  const k::MatmulProduct gate_up[] = {{&mlp.gate, gate}, {&mlp.up, up}};
-  k::matmul_set(gate_up, x, nt, pool, a.matmul);
-  const k::InputProducer silu_mul = [&](std::size_t t) {
-    k::silu_mul(&gate[t * ff], &up[t * ff], ff, &gate[t * ff]);
-  };
-  k::matmul(mlp.down, gate, nt, out, pool, a.matmul, &silu_mul);
-}
-
 }  // namespace
 
 void sparse_mlp(const ModelConfig& c, const MoeWeights& m, std::size_t T, Activations& a,
@@ -86,28 +72,52 @@ void sparse_mlp(const ModelConfig& c, const MoeWeights& m, std::size_t T, Activa
       a.routed[fill[static_cast<std::size_t>(r.expert)]++] = {t, r.weight};
     }
 
+  // Slot i of the expert buffers holds a.routed[i]: expert e's rows are one run of slots, its
+  // input rows gathered from xn. Two grouped products run every chosen expert (and the shared
+  // expert, over all T rows) at once: gate and up, then down of silu(gate) * up.
+  const auto FE = static_cast<std::size_t>(c.moe.expert_intermediate);
+  const auto FS = static_cast<std::size_t>(c.moe.shared_intermediate);
+  for (std::size_t i = 0; i < T * K; ++i)
+    std::copy_n(&a.xn[a.routed[i].row * H], H, &a.moe_in[i * H]);
+  std::vector<k::GroupedProduct>& gate_up = a.moe_products[0];
+  std::vector<k::GroupedProduct>& down = a.moe_products[1];
+  std::vector<k::InputProducer>& silu = a.moe_producers;
+  gate_up.clear(), down.clear(), silu.clear();
+  const auto add = [&](const MlpWeights& mlp, const float* x, float* gate, float* up, float* out,
+                       std::size_t n, std::size_t ff) {
+    const int nt = static_cast<int>(n);
+    gate_up.push_back({&mlp.gate, {x, n * H}, nt, {gate, n * ff}});
+    gate_up.push_back({&mlp.up, {x, n * H}, nt, {up, n * ff}});
+    silu.emplace_back([gate, up, ff](std::size_t t) {
+      k::silu_mul(&gate[t * ff], &up[t * ff], ff, &gate[t * ff]);
+    });
+    down.push_back({&mlp.down, {gate, n * ff}, nt, {out, n * H}});
+  };
+  silu.reserve(E + 1);  // the producers stay where down's products point
+  for (std::size_t e = 0; e < E; ++e)
+    if (const std::size_t n = first[e + 1] - first[e]; n > 0)
+      add(m.experts[e], &a.moe_in[first[e] * H], &a.expert_gate[first[e] * FE],
+          &a.expert_up[first[e] * FE], &a.moe_out[first[e] * H], n, FE);
+  if (FS > 0) add(m.shared, a.xn.data(), a.gate.data(), a.up.data(), a.shared_out.data(), T, FS);
+  for (std::size_t i = 0; i < down.size(); ++i) down[i].produce = &silu[i];
+  k::matmul_grouped(gate_up, pool, a.matmul);
+  k::matmul_grouped(down, pool, a.matmul);
+
+  // Each row's weighted sum over its experts in expert order (slots run by expert).
   std::fill_n(a.proj.begin(), T * H, 0.0f);
-  for (std::size_t e = 0; e < E; ++e) {
-    const std::size_t n = first[e + 1] - first[e];
-    if (n == 0) continue;
-    for (std::size_t i = 0; i < n; ++i)
-      std::copy_n(&a.xn[a.routed[first[e] + i].row * H], H, &a.moe_in[i * H]);
-    swiglu(m.experts[e], {a.moe_in.data(), n * H}, n, {a.moe_out.data(), n * H}, a, pool);
-    for (std::size_t i = 0; i < n; ++i) {
-      const RoutedRow& r = a.routed[first[e] + i];
-      float* y = &a.proj[r.row * H];
-      const float* o = &a.moe_out[i * H];
-      for (std::size_t d = 0; d < H; ++d) y[d] += r.weight * o[d];
-    }
+  for (std::size_t i = 0; i < T * K; ++i) {
+    float* y = &a.proj[a.routed[i].row * H];
+    const float* o = &a.moe_out[i * H];
+    const float w = a.routed[i].weight;
+    for (std::size_t d = 0; d < H; ++d) y[d] += w * o[d];
   }
-  if (m.shared.gate.empty()) return;
-  swiglu(m.shared, {a.xn.data(), T * H}, T, {a.moe_out.data(), T * H}, a, pool);
+  if (FS == 0) return;
   for (std::size_t t = 0; t < T; ++t) {
     float z = 0;
     for (std::size_t d = 0; d < H; ++d) z += a.xn[t * H + d] * m.shared_gate[d];
     const float s = 1.0f / (1.0f + std::exp(-z));
     float* y = &a.proj[t * H];
-    const float* o = &a.moe_out[t * H];
+    const float* o = &a.shared_out[t * H];
     for (std::size_t d = 0; d < H; ++d) y[d] += s * o[d];
   }
 }
