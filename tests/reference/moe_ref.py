@@ -170,6 +170,7 @@ def sparse_moe(x, router_w, experts, top_k, norm, shared=None, mutant=None, stat
         stats.setdefault("margin", []).append(router_margin(logits, top_k))
         stats.setdefault("gaps", []).append(router_gaps(logits, top_k))
         stats.setdefault("chosen", []).append(idx.copy())
+        stats.setdefault("weights", []).append(np.array(wts, dtype=np.float64))
     out = np.zeros_like(x)
     for t in range(x.shape[0]):
         for e, wt in zip(idx[t], wts[t]):
@@ -360,6 +361,30 @@ class MoeRef(ref.Qwen2Ref):
     def min_router_margin(self):
         m = self.stats.get("margin", [])
         return min(m) if m else float("inf")
+
+    def routes(self, tokens):
+        """The router's choice at every position of `tokens` (one causal forward pass): a list over
+        positions of a list over layers, each (experts [k] ints, weights [k] floats, gap) best first
+        (gap: the k-th minus the (k+1)-th router logit, how far from a tie that rounding could
+        flip), or None for a dense layer."""
+        self.logits(tokens)
+        c = self.cfg
+        sparse = [i for i in range(c.num_hidden_layers) if c.is_sparse(i)]
+        chosen, wts, gaps = self.stats.get("chosen", []), self.stats.get("weights", []), self.stats.get("gaps", [])
+        if not (len(chosen) == len(wts) == len(gaps) == len(sparse)):
+            raise RuntimeError("routes: %d sparse layers but %d router records" % (len(sparse), len(chosen)))
+        by_layer = dict(zip(sparse, zip(chosen, wts, gaps)))
+        out = []
+        for t in range(len(tokens)):
+            row = []
+            for i in range(c.num_hidden_layers):
+                if i in by_layer:
+                    e, w, g = by_layer[i]
+                    row.append(([int(x) for x in e[t]], [float(x) for x in w[t]], float(g[t])))
+                else:
+                    row.append(None)
+            out.append(row)
+        return out
 
     def token_router_margins(self):
         """[T]: per position, the smallest router gap over the sparse layers of the last forward pass."""
