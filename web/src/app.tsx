@@ -179,6 +179,7 @@ export function App() {
     const s = { ...settings };
     const max = Number(maxTokens);
     const userText = user;
+    const experts = (info?.experts_per_token ?? 0) > 0; // the router's choice, for an MoE model
     let req: GenerateRequest;
     if (mode === 'chat') {
       const messages = [
@@ -189,9 +190,9 @@ export function App() {
         ]),
         { role: 'user' as const, content: userText },
       ];
-      req = { kind: 'chat', messages, settings: s, maxTokens: max, seed, constraint };
+      req = { kind: 'chat', messages, settings: s, maxTokens: max, seed, constraint, experts };
     } else {
-      req = { kind: 'completion', prompt: rawPrompt, settings: s, maxTokens: max, seed, constraint };
+      req = { kind: 'completion', prompt: rawPrompt, settings: s, maxTokens: max, seed, constraint, experts };
     }
     const title = (mode === 'chat' ? userText : rawPrompt).slice(0, 60) || '(empty prompt)';
     const branch: Branch = { id: nextId.current++, label: 'original', fork: null, header: null, steps: [], text: '', finishReason: null, status: 'streaming', settings: s, maxTokens: max, constraint: constraintLabel(constraint) };
@@ -253,7 +254,7 @@ export function App() {
       constraint: null, // forks continue kept rows only, which are never constrained
     };
     setViews((vs) => vs.map((v) => (v.branches.some((b) => b.id === parentId) ? { ...v, branches: [...v.branches, branch] } : v)));
-    await runStream(branch.id, '/v1/completions', requestBody({ kind: 'completion', prompt, settings: s, maxTokens: max, seed }));
+    await runStream(branch.id, '/v1/completions', requestBody({ kind: 'completion', prompt, settings: s, maxTokens: max, seed, experts: (info?.experts_per_token ?? 0) > 0 }));
   }
 
   const select = (sel: Selection, focus: boolean) => {

@@ -1,4 +1,5 @@
-// The selected step in full: the choice (draw, entropies, margin to the runner-up), the
+// The selected step in full: the choice (draw, entropies, margin to the runner-up), an MoE
+// model's experts per layer for the step's input token (experts_view.tsx), the
 // candidates under the current settings (recorded, or re-scored in the page after a slider
 // moves; the step's own token always among them, with its rank) with a "continue from here"
 // button per row, the decision boundaries (once the row's button asked for them), "Inside the
@@ -9,6 +10,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { getLogits, tokenText } from './api';
 import { boundaryTokenIds } from './boundaries';
 import { BoundariesSection, useBoundaries } from './boundaries_view';
+import { ExpertsSection } from './experts_view';
 import { candidateRows, rankOf, recordedRank, type ExtraToken } from './candidates';
 import { fmtNum, fmtProb } from './format';
 import { InsidePanel } from './inside_panel';
@@ -195,6 +197,7 @@ export function StepPanel(props: {
       </h2>
       <Choice step={step} />
       <GrammarLine step={step} />
+      <ExpertsSection step={step} />
 
       <h3>{rescored ? 'Re-scored under the current settings' : 'Candidates (the final distribution as recorded)'}</h3>
       {whatIf.pending && <p class="muted">re-scoring…</p>}

@@ -1,6 +1,6 @@
 // One streamed generation: the request body (chat messages, a prompt string or token ids, the
 // settings, logprobs, a structured output constraint, and `"logitscope": {trace, keep,
-// order_preset}`: keep only without a constraint, which the server refuses to keep), then the
+// order_preset, experts}`: keep only without a constraint, which the server refuses to keep), then the
 // SSE stream read chunk by chunk into header, trace steps, text and the finish reason. Errors
 // (HTTP, network, an SSE error event, a stream cut before [DONE]) are thrown as ApiError.
 import { ApiError, call } from './api';
@@ -26,6 +26,8 @@ export interface GenerateRequest {
   seed: string;
   /** Structured output, checked by constraintProblem(); absent or kind none: unconstrained. */
   constraint?: Constraint;
+  /** Ask for the router's choice in the trace (`logitscope.experts`; a mixture-of-experts model). */
+  experts?: boolean;
 }
 
 export function requestBody(r: GenerateRequest): Record<string, unknown> {
@@ -47,6 +49,7 @@ export function requestBody(r: GenerateRequest): Record<string, unknown> {
   const constrained = r.constraint !== undefined && r.constraint.kind !== 'none';
   if (constrained) Object.assign(body, constraintFields(r.constraint!, r.kind));
   body.logitscope = constrained ? { trace: TRACE_TOP_N, order_preset: s.order_preset } : { trace: TRACE_TOP_N, keep: true, order_preset: s.order_preset };
+  if (r.experts) (body.logitscope as Record<string, unknown>).experts = true;
   return body;
 }
 

@@ -52,6 +52,8 @@ export interface Step {
   mass_removed: number;
   draw: number | null;
   sequence_logprob: number;
+  /** A mixture-of-experts model asked with logitscope.experts: per layer, [[expert, weight], ...] ([] for a dense layer). */
+  experts?: [number, number][][];
   [key: string]: unknown;
 }
 
@@ -83,6 +85,8 @@ export interface InfoResponse {
   settings: Record<string, SettingEntry>;
   /** The second model of `serve --model-b` (same vocabulary), or null/absent. */
   model_b?: string | null;
+  /** The router's top-k of a mixture of experts (0 or absent: a dense model). */
+  experts_per_token?: number;
 }
 
 export interface GenerationInfo {
