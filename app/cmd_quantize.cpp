@@ -88,6 +88,10 @@ void add_quantize_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--out", o->q.out, "Output .gguf file")->required();
   cmd->add_option("--name", o->q.name, "general.name (default: the directory's name)");
+  cmd->add_option("--threads", o->q.threads,
+                  "Threads converting rows (0 = one per hardware thread; the file is the same "
+                  "bytes for any count)")
+      ->check(integer_in(0, 1024));
   cmd->callback([o] {
     parse_type(o->type, &o->q);
     std::string repo;

@@ -23,6 +23,7 @@ struct QuantizeOptions {
   std::optional<QuantMix> mix;
   std::string out;   // the .gguf to write
   std::string name;  // general.name; "" = the directory's name
+  int threads = 0;   // rows converted in parallel (0: one thread per hardware thread)
   // Called after each tensor is written, with the count done and the total (a progress line).
   std::function<void(std::size_t done, std::size_t total)> on_tensor;
 };

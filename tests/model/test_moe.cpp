@@ -183,6 +183,25 @@ TEST_P(Moe, RepackedExpertSlicesGiveThePlainBits) {
   EXPECT_TRUE(same_bits(run(*a, 1, 64, true), run(*b, 2, 3, true)));
 }
 
+// quantize converts rows on several threads: the file is the same bytes for any count.
+TEST_P(Moe, QuantizeWritesTheSameBytesOnAnyThreadCount) {
+  if (!ls::gguf_can_write(ls::DType::Q4_K)) GTEST_SKIP() << "no quantization kernels";
+  const auto d = ls::test::scratch_dir(std::string("moe_threads_") + GetParam());
+  std::string bytes[2];
+  for (int threads : {1, 2}) {
+    ls::QuantizeOptions q;
+    q.model_dir = moe_model(GetParam());
+    q.type = ls::DType::Q4_K;
+    q.mix = ls::QuantMix::Q4_K_M;
+    q.threads = threads;
+    q.out = (d / ("m" + std::to_string(threads) + ".gguf")).string();
+    ls::quantize_to_gguf(q);
+    bytes[threads - 1] = ls::test::read_file(q.out);
+  }
+  EXPECT_GT(bytes[0].size(), 1000000u);
+  EXPECT_TRUE(bytes[0] == bytes[1]);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Moe, ::testing::Values("qwen3-moe-tiny", "qwen2-moe-tiny"));
 
 nlohmann::json moe_config(const char* model_type) {
