@@ -10,6 +10,7 @@ plus hand-built files covering every metadata type and tensor type; the rest are
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import struct
@@ -228,6 +229,34 @@ def gguf_seeds(work, logitscope, tiny_dir):
            ("qwen2.attention.layer_norm_rms_epsilon", F32, 1e-6),
            ("qwen2.attention.key_length", U64, 1 << 62)]
     write("gguf", "huge_head_dim.gguf", gguf_bytes(cfg, [("token_embd.weight", [8, 4], 0, b"\0" * 128)]))
+    # mixtures of experts: qwen3moe (q/k norms) and qwen2moe (biases, shared expert), hidden 8,
+    # 4 experts of which 2 per token, expert width 8, vocab 16, one layer, F32 weights
+    for arch in ("qwen3moe", "qwen2moe"):
+        a = arch + "."
+        moe = [("general.architecture", STR, arch), (a + "embedding_length", U32, 8),
+               (a + "feed_forward_length", U32, 16), (a + "block_count", U32, 1),
+               (a + "attention.head_count", U32, 2), (a + "attention.head_count_kv", U32, 1),
+               (a + "context_length", U32, 64), (a + "attention.layer_norm_rms_epsilon", F32, 1e-6),
+               (a + "expert_count", U32, 4), (a + "expert_used_count", U32, 2),
+               (a + "expert_feed_forward_length", U32, 8)]
+        f32 = lambda *dims: ("", list(dims), 0, struct.pack("<%df" % math.prod(dims),
+                                                            *[0.01 * (i % 7 - 3) for i in range(math.prod(dims))]))
+        named = {"token_embd.weight": f32(8, 16), "output_norm.weight": f32(8),
+                 "blk.0.attn_norm.weight": f32(8), "blk.0.attn_q.weight": f32(8, 8),
+                 "blk.0.attn_k.weight": f32(8, 4), "blk.0.attn_v.weight": f32(8, 4),
+                 "blk.0.attn_output.weight": f32(8, 8), "blk.0.ffn_norm.weight": f32(8),
+                 "blk.0.ffn_gate_inp.weight": f32(8, 4), "blk.0.ffn_gate_exps.weight": f32(8, 8, 4),
+                 "blk.0.ffn_up_exps.weight": f32(8, 8, 4), "blk.0.ffn_down_exps.weight": f32(8, 8, 4)}
+        if arch == "qwen3moe":
+            moe.append((a + "attention.key_length", U32, 4))
+            named.update({"blk.0.attn_q_norm.weight": f32(4), "blk.0.attn_k_norm.weight": f32(4)})
+        else:
+            moe.append((a + "expert_shared_feed_forward_length", U32, 16))
+            named.update({"blk.0.attn_q.bias": f32(8), "blk.0.attn_k.bias": f32(4),
+                          "blk.0.attn_v.bias": f32(4), "blk.0.ffn_gate_inp_shexp.weight": f32(8),
+                          "blk.0.ffn_gate_shexp.weight": f32(8, 16), "blk.0.ffn_up_shexp.weight": f32(8, 16),
+                          "blk.0.ffn_down_shexp.weight": f32(16, 8)})
+        write("gguf", arch + ".gguf", gguf_bytes(moe, [(n,) + t[1:] for n, t in named.items()]))
 
 
 # ---- texts ----------------------------------------------------------------------------------
