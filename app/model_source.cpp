@@ -28,6 +28,7 @@ std::string resolve_model_spec(const std::string& spec, const std::string& revis
     rq.repo = id->repo;
     rq.revision = revision;
     rq.quant_tag = id->tag;
+    rq.one_model = true;
     {
       PullProgress progress(false);
       hub::pull(rq, settings, root, &progress);

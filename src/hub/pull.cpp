@@ -77,6 +77,20 @@ PullResult pull_offline(const PullRequest& rq, const RepoCache& cache) {
 
 // The files of the revision that the request keeps, in the repo's order.
 std::vector<RepoFile> chosen_files(const PullRequest& rq, const RepoRevision& rev) {
+  if (rq.one_model && rq.quant_tag.empty()) {
+    std::vector<std::string> ggufs;
+    std::set<std::string> tags;  // a split model's parts share one tag
+    bool hf_dir = false;
+    for (const auto& f : rev.files) {
+      hf_dir |= f.path == "config.json";
+      if (f.path.ends_with(".gguf")) ggufs.push_back(f.path), tags.insert(quant_tag_of(f.path));
+    }
+    if (!hf_dir && tags.size() > 1)
+      fail(
+          "{} holds {} GGUF models: pick one by its quant tag, e.g. --model {}:{} (tags: {}); "
+          "nothing was downloaded",
+          rq.repo, tags.size(), rq.repo, quant_tag_of(ggufs.front()), available_quant_tags(ggufs));
+  }
   std::set<std::string> tagged;
   if (!rq.quant_tag.empty()) {
     std::vector<std::string> paths;

@@ -20,6 +20,10 @@ struct PullRequest {
   std::vector<std::string> include, exclude;
   std::string quant_tag;  // "q4_k_m": the GGUF this tag picks (plus what --include adds)
   int jobs = 8;           // files downloaded at once (huggingface_hub's max_workers)
+  // The caller loads one model from what it pulls (a command's --pull): a repo of several GGUF
+  // models and no quant tag is refused before anything is downloaded, naming the tags (pull
+  // alone fetches them all, as huggingface-cli download does).
+  bool one_model = false;
 };
 
 struct PullResult {

@@ -272,6 +272,15 @@ def main():
     r = run(["next", "--model", g, "--tokens", "1"])
     ok(r.returncode == 1 and ":q" in r.stderr and "q4_k_m, q5_k_m, q8_0" in r.stderr,
        "the GGUF repo without a tag: asks for one among those pulled", r.stderr)
+    # --pull without a tag on a repo of five GGUF models, into an empty cache: refused before
+    # any download (the real repo is ~120 GB), naming the tags.
+    tp.HUB.clear()
+    empty = os.path.join(tmp, "c-empty")
+    r = run(["next", "--model", g, "--tokens", "1", "--pull"], env={"HF_HUB_CACHE": empty})
+    ok(r.returncode == 1 and "5 GGUF models" in r.stderr and "q4_k_m, q5_0, q5_k_m, q6_k, q8_0" in r.stderr
+       and "nothing was downloaded" in r.stderr and len(tp.HUB.requests("store")) == 0
+       and not os.path.exists(os.path.join(empty, "models--Qwen--Qwen3-30B-A3B-GGUF", "blobs")),
+       "next --model <GGUF repo> --pull without a tag: refused before any download", r.stderr)
 
     # 3. Qwen/Qwen1.5-MoE-A2.7B (qwen2_moe): 5 shards; layer 0's experts over two, its shared
     # expert's projections apart, the shared expert's gate with layer 1.
