@@ -23,12 +23,10 @@ Models: `synth --shape tiny` (Qwen2, F32) and a Python-written sharp Qwen3 (F32 
     by id 0 instead of removing moves the variants' logprobs by > 10x the tolerance.
 Every check prints its figure; exit 1 if any failed.
 """
-import argparse
 import json
 import math
 import os
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -187,20 +185,8 @@ def power(name, m, prompt, tgt, replace_with=None):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--logitscope", required=True)
-    ap.add_argument("--tokenizer-from", default=None)
-    ap.add_argument("--keep", default=None, help="write the models here and keep them")
-    a = ap.parse_args()
-    tfr.BIN = a.logitscope
+    a, tmp = tfr.engine_test_setup("ls_attr_")
     t0 = time.time()
-    tmpobj = None
-    if a.keep:
-        os.makedirs(a.keep, exist_ok=True)
-        tmp = a.keep
-    else:
-        tmpobj = tempfile.TemporaryDirectory(prefix="ls_attr_")
-        tmp = tmpobj.name
 
     p, _ = tfr.run(["attribute", "--help"])
     if not C.check(p.returncode == 0, "logitscope attribute --help exits 0 (%s)" % p.stderr.strip()[-200:]):
@@ -259,8 +245,6 @@ def main():
     print("%d checks, %d failed, %.1fs wall" % (C.n, len(C.failed), time.time() - t0))
     for f in C.failed:
         print("FAILED: " + f.split("\n")[0])
-    if tmpobj:
-        tmpobj.cleanup()
     return 1 if C.failed else 0
 
 

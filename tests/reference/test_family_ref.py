@@ -25,14 +25,12 @@ Tolerance: max |engine - reference| <= 1e-4 * scale, where scale = max |referenc
 the positions and vocab compared (at least 1); top-1 equal at every position (a reference
 near-tie within 1e-6 excepted).  Every check prints its figure; exit code 1 if any failed.
 """
-import argparse
 import contextlib
 import json
 import os
 import shutil
 import struct
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -199,22 +197,12 @@ def check_qwen3_files(d, cfg):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--logitscope", required=True)
-    ap.add_argument("--tokenizer-from", default=None)
-    ap.add_argument("--keep", default=None, help="write the models here and keep them")
-    ap.add_argument("--skip-0.6b", dest="skip_big", action="store_true",
-                    help="leave out case (c), the qwen3-0.6b shape (for quick runs by hand)")
-    a = ap.parse_args()
-    tfr.BIN = a.logitscope
+    def more_arguments(ap):
+        ap.add_argument("--skip-0.6b", dest="skip_big", action="store_true",
+                        help="leave out case (c), the qwen3-0.6b shape (for quick runs by hand)")
+
+    a, tmp = tfr.engine_test_setup("ls_family_", more_arguments)
     t0 = time.time()
-    tmpobj = None
-    if a.keep:
-        os.makedirs(a.keep, exist_ok=True)
-        tmp = a.keep
-    else:
-        tmpobj = tempfile.TemporaryDirectory(prefix="ls_family_")
-        tmp = tmpobj.name
 
     summary, models = [], {}
 
@@ -352,8 +340,6 @@ def main():
     print("%d checks, %d failed, %.1fs wall" % (C.n, len(C.failed), time.time() - t0))
     for f in C.failed:
         print("FAILED: " + f)
-    if tmpobj:
-        tmpobj.cleanup()
     return 1 if C.failed else 0
 
 

@@ -22,6 +22,7 @@ It
 Every check prints its measured figure; the exit code is 1 if any check failed.
 """
 import argparse
+import atexit
 import contextlib
 import json
 import math
@@ -383,24 +384,34 @@ def check_json(d, m, toks, top=5):
                     % (tag, key, worst[key], dl if key == "logit" else slack))
 
 
-def main():
+def engine_test_setup(prefix, add_arguments=None):
+    """The engine tests' command line (--logitscope BIN, --tokenizer-from DIR, --keep DIR, and
+    what add_arguments(parser) adds) and their work folder: --keep's, kept, else a temporary one
+    removed at exit. Sets BIN; returns (args, folder)."""
     global BIN
     ap = argparse.ArgumentParser()
     ap.add_argument("--logitscope", required=True)
     ap.add_argument("--tokenizer-from", default=None)
     ap.add_argument("--keep", default=None, help="write the models here and keep them")
-    ap.add_argument("--also-shape", default=None, metavar="SHAPE",
-                    help="also compare a bf16 model of this synth shape (e.g. qwen2.5-0.5b; slow, not run by CTest)")
+    if add_arguments:
+        add_arguments(ap)
     a = ap.parse_args()
     BIN = a.logitscope
-    t0 = time.time()
-    tmpobj = None
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
-        tmp = a.keep
-    else:
-        tmpobj = tempfile.TemporaryDirectory(prefix="ls_ref_")
-        tmp = tmpobj.name
+        return a, a.keep
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, tmp, True)
+    return a, tmp
+
+
+def main():
+    def more_arguments(ap):
+        ap.add_argument("--also-shape", default=None, metavar="SHAPE",
+                        help="also compare a bf16 model of this synth shape (e.g. qwen2.5-0.5b; slow, not run by CTest)")
+
+    a, tmp = engine_test_setup("ls_ref_", more_arguments)
+    t0 = time.time()
 
     variants = [("f32", True, 11), ("f32", False, 12), ("bf16", True, 13), ("bf16", False, 14), ("f16", False, 15)]
     models = []
@@ -524,8 +535,6 @@ def main():
     print("%d checks, %d failed, %.1fs wall, %.1fs cpu (this script + logitscope runs)" % (C.n, len(C.failed), time.time() - t0, cpu))
     for f in C.failed:
         print("FAILED: " + f)
-    if tmpobj:
-        tmpobj.cleanup()
     return 1 if C.failed else 0
 
 

@@ -30,12 +30,10 @@ Python-written Qwen3 with YaRN (F32, 120 positions). For several token sequences
     state, position P-1) each move some row by > 10x the tolerance.
 Every check prints its figure; exit 1 if any failed.
 """
-import argparse
 import json
 import math
 import os
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -619,20 +617,8 @@ def rep_power(tag, j, e, chain, toks, P, assert_it):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--logitscope", required=True)
-    ap.add_argument("--tokenizer-from", default=None)
-    ap.add_argument("--keep", default=None, help="write the models here and keep them")
-    a = ap.parse_args()
-    tfr.BIN = a.logitscope
+    a, tmp = tfr.engine_test_setup("ls_lens_")
     t0 = time.time()
-    tmpobj = None
-    if a.keep:
-        os.makedirs(a.keep, exist_ok=True)
-        tmp = a.keep
-    else:
-        tmpobj = tempfile.TemporaryDirectory(prefix="ls_lens_")
-        tmp = tmpobj.name
 
     p, _ = tfr.run(["lens", "--help"])
     if not C.check(p.returncode == 0, "logitscope lens --help exits 0 (%s)" % p.stderr.strip()[-200:]):
@@ -750,8 +736,6 @@ def main():
     print("%d checks, %d failed, %.1fs wall" % (C.n, len(C.failed), time.time() - t0))
     for f in C.failed:
         print("FAILED: " + f.split("\n")[0])
-    if tmpobj:
-        tmpobj.cleanup()
     return 1 if C.failed else 0
 
 

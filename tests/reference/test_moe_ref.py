@@ -45,13 +45,11 @@ Tolerance (as test_family_ref.py): max |engine - reference| <= 1e-4 x max(1, max
 logit|) over the positions compared; top-1 equal at every position (a reference near-tie within
 1e-6 excepted). Every check prints its figure; exit code 1 if any failed.
 """
-import argparse
 import json
 import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -416,20 +414,8 @@ def bad_inputs(tmp):
 # ------------------------------------------------------------------ main
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--logitscope", required=True)
-    ap.add_argument("--tokenizer-from", default=None)
-    ap.add_argument("--keep", default=None, help="write the models here and keep them")
-    a = ap.parse_args()
-    tfr.BIN = a.logitscope
+    a, tmp = tfr.engine_test_setup("ls_moe_")
     t0 = time.time()
-    tmpobj = None
-    if a.keep:
-        os.makedirs(a.keep, exist_ok=True)
-        tmp = a.keep
-    else:
-        tmpobj = tempfile.TemporaryDirectory(prefix="ls_moe_")
-        tmp = tmpobj.name
 
     print("---- (0) the reference's self-test")
     moe_ref.self_test(C.check)
@@ -562,8 +548,6 @@ def main():
     print("%d checks, %d failed, %.1fs wall" % (C.n, len(C.failed), time.time() - t0))
     for f in C.failed:
         print("FAILED: " + f)
-    if tmpobj:
-        tmpobj.cleanup()
     return 1 if C.failed else 0
 
 

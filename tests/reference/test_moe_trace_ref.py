@@ -25,12 +25,10 @@ Checks:
   (f) a dense model: no `experts` key in --json steps or `next --json`, no experts lines in --trace.
 Exit code 1 if any check failed.
 """
-import argparse
 import json
 import os
 import re
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -220,20 +218,8 @@ def check_dense(tmp, tok_dir):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--logitscope", required=True)
-    ap.add_argument("--tokenizer-from", default=None)
-    ap.add_argument("--keep", default=None, help="write the models here and keep them")
-    a = ap.parse_args()
-    tfr.BIN = a.logitscope
+    a, tmp = tfr.engine_test_setup("ls_moe_trace_")
     t0 = time.time()
-    tmpobj = None
-    if a.keep:
-        os.makedirs(a.keep, exist_ok=True)
-        tmp = a.keep
-    else:
-        tmpobj = tempfile.TemporaryDirectory(prefix="ls_moe_trace_")
-        tmp = tmpobj.name
     tcfg, tok_src = tmr.template_config(a.tokenizer_from, tmp)
     q3, q2 = "qwen3_moe", "qwen2_moe"
     specs = [  # name, seed, random_moe options
@@ -272,8 +258,6 @@ def main():
           % (time.time() - t0, C.n, len(C.failed), worst, TOL))
     for f in C.failed:
         print("FAILED: " + f)
-    if tmpobj:
-        tmpobj.cleanup()
     return 1 if C.failed else 0
 
 
