@@ -36,7 +36,9 @@ struct Job {
   DType act = DType::F32;      // the activation type of quantized weights
   std::uint8_t* xq = nullptr;  // prepared activations (reserve_form), or null: x as it is
   std::size_t xq_stride = 0;
-  ActBlock* xb = nullptr;  // interleaved Q8_0-activation weights
+  ActBlock* xb = nullptr;    // interleaved Q8_0-activation weights
+  const float* x = nullptr;  // the input, [t_count, cols]
+  std::size_t t_count = 0;
 };
 
 Job check_product(const TensorView& w, std::size_t x_size, std::size_t t_count,
@@ -151,6 +153,33 @@ void run_rows(const Job& j, const float* x, std::size_t t_count, std::size_t beg
   }
 }
 
+// The input, produced and prepared a token's row at a time (prologue(u) for each of `units`
+// rows), then rows [0, total) of the jobs laid end to end, split over the pool in multiples of
+// `grain`. The prologue runs on all the threads before any reads its rows when there are
+// several (the caller alone kept the others waiting: alternating runs, 2 threads, pp128 Q4_K
+// 508 -> 521 tok/s, pp1024 Q4_0 540 -> 556); on the caller alone for a few rows, since the
+// parallel pass costs more than it saves for decode's single row (its extra round trips between
+// the cores of the EPYC VM, ~0.3 us each: pool trace, Q4_K decode, ffn_down's loop +8.5 us for
+// 6.8 us less of silu and quantization before it).
+void run_jobs(const Job* jobs, std::size_t n, std::size_t total, std::size_t grain,
+              std::size_t units, const std::function<void(std::size_t)>& prologue,
+              ThreadPool& pool) {
+  constexpr std::size_t kParallelPrologueRows = 4;
+  const bool serial_prologue = units < kParallelPrologueRows;
+  if (serial_prologue)
+    for (std::size_t u = 0; u < units; ++u) prologue(u);
+  pool.parallel_for(
+      total,
+      [&](std::size_t begin, std::size_t end) {
+        std::size_t offset = 0;  // the first row of job i among all jobs' rows
+        for (std::size_t i = 0; i < n && offset < end; offset += jobs[i].rows, ++i) {
+          const std::size_t b = std::max(begin, offset), e = std::min(end, offset + jobs[i].rows);
+          if (b < e) run_rows(jobs[i], jobs[i].x, jobs[i].t_count, b - offset, e - offset);
+        }
+      },
+      grain, serial_prologue ? 0 : units, prologue);
+}
+
 }  // namespace
 
 void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::span<float> y,
@@ -176,6 +205,8 @@ void matmul_set(std::span<const MatmulProduct> products, std::span<const float> 
   std::size_t grain = kTileRows, total = 0;
   for (std::size_t i = 0; i < products.size(); ++i) {
     jobs[i] = check_product(*products[i].w, x.size(), t_count, products[i].y);
+    jobs[i].x = x.data();
+    jobs[i].t_count = t_count;
     if (jobs[i].cols != jobs[0].cols)
       fail("matmul: '{}' has {} columns and '{}' {}: the products of one input need the same",
            jobs[0].w->name, jobs[0].cols, jobs[i].w->name, jobs[i].cols);
@@ -199,32 +230,12 @@ void matmul_set(std::span<const MatmulProduct> products, std::span<const float> 
       jobs[i].xb = jobs[same].xb;
     }
   }
-  // The input, produced and prepared a token's row at a time: by all the threads before any
-  // reads it when there are several rows (the caller alone kept the others waiting: alternating
-  // runs, 2 threads, pp128 Q4_K 508 -> 521 tok/s, pp1024 Q4_0 540 -> 556); by the caller alone
-  // for a few rows, since the parallel pass costs more than it saves for decode's single row
-  // (its extra round trips between the cores of the EPYC VM, ~0.3 us each: pool trace, Q4_K
-  // decode, ffn_down's loop +8.5 us for 6.8 us less of silu and quantization before it).
   const std::size_t units = n_forms > 0 || produce != nullptr ? t_count : 0;
   const std::function<void(std::size_t)> prologue = [&](std::size_t t) {
     if (produce != nullptr) (*produce)(t);
     for (std::size_t f = 0; f < n_forms; ++f) prepare_row(*forms[f], x.data(), t);
   };
-  constexpr std::size_t kParallelPrologueRows = 4;
-  const bool serial_prologue = t_count < kParallelPrologueRows;
-  if (serial_prologue)
-    for (std::size_t t = 0; t < units; ++t) prologue(t);
-  const std::size_t n = products.size();
-  pool.parallel_for(
-      total,
-      [&](std::size_t begin, std::size_t end) {
-        std::size_t offset = 0;  // the first row of product i among all products' rows
-        for (std::size_t i = 0; i < n && offset < end; offset += jobs[i].rows, ++i) {
-          const std::size_t b = std::max(begin, offset), e = std::min(end, offset + jobs[i].rows);
-          if (b < e) run_rows(jobs[i], x.data(), t_count, b - offset, e - offset);
-        }
-      },
-      grain, serial_prologue ? 0 : units, prologue);
+  run_jobs(jobs, products.size(), total, grain, units, prologue, pool);
 }
 
 void matmul_grouped(std::span<const GroupedProduct> products, ThreadPool& pool,
@@ -243,6 +254,8 @@ void matmul_grouped(std::span<const GroupedProduct> products, ThreadPool& pool,
   for (std::size_t i = 0; i < n; ++i) {
     const GroupedProduct& p = products[i];
     jobs[i] = check_product(*p.w, p.x.size(), static_cast<std::size_t>(p.n_tokens), p.y);
+    jobs[i].x = p.x.data();
+    jobs[i].t_count = static_cast<std::size_t>(p.n_tokens);
     if (jobs[i].w->interleaved != 0) grain = kInterleave;
   }
   // Threads split rows in multiples of the grain: every product but the last must start on one.
@@ -267,22 +280,7 @@ void matmul_grouped(std::span<const GroupedProduct> products, ThreadPool& pool,
     if (products[i].produce != nullptr) (*products[i].produce)(t);
     if (jobs[i].xq != nullptr) prepare_row(jobs[i], products[i].x.data(), t);
   };
-  constexpr std::size_t kParallelPrologueRows = 4;  // as matmul_set
-  const bool serial_prologue = units < kParallelPrologueRows;
-  if (serial_prologue)
-    for (std::size_t u = 0; u < units; ++u) prologue(u);
-  pool.parallel_for(
-      total,
-      [&](std::size_t begin, std::size_t end) {
-        std::size_t offset = 0;  // the first row of product i among all products' rows
-        for (std::size_t i = 0; i < n && offset < end; offset += jobs[i].rows, ++i) {
-          const std::size_t b = std::max(begin, offset), e = std::min(end, offset + jobs[i].rows);
-          if (b < e)
-            run_rows(jobs[i], products[i].x.data(), static_cast<std::size_t>(products[i].n_tokens),
-                     b - offset, e - offset);
-        }
-      },
-      grain, serial_prologue ? 0 : units, prologue);
+  run_jobs(jobs.data(), n, total, grain, units, prologue, pool);
 }
 
 void row_to_f32(const TensorView& w, std::int64_t row, std::span<float> out) {

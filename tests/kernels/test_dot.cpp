@@ -196,6 +196,71 @@ TEST(Matmul, ASetGivesEachProductsOwnBits) {
   }
 }
 
+// matmul_grouped (a sparse layer's experts, each over its own rows) gives each product the bits
+// of its own matmul call: products of mixed types and layouts, each with its own input and row
+// count (1 to 9, so the prologue runs on the caller or on all threads), with and without an
+// input producer, 1 and 2 threads; products whose rows do not split on whole groups go one by
+// one.
+TEST(Matmul, AGroupGivesEachProductsOwnBits) {
+  std::mt19937 rng(31);
+  std::normal_distribution<float> nd(0, 1);
+  const std::int64_t cols = 256;
+  struct Spec {
+    ls::DType type;
+    std::int64_t rows;
+    bool interleave;
+    int tokens;
+  };
+  const std::vector<std::vector<Spec>> groups = {
+      {{ls::DType::Q4_K, 16, false, 1},
+       {ls::DType::Q8_0, 16, true, 3},
+       {ls::DType::F32, 8, false, 9},
+       {ls::DType::BF16, 8, false, 2},
+       {ls::DType::Q4_0, 24, true, 1}},
+      {{ls::DType::Q8_0, 8, false, 1}, {ls::DType::Q8_0, 8, false, 1}},    // decode: one row each
+      {{ls::DType::Q8_0, 12, false, 2}, {ls::DType::Q4_K, 16, false, 5}},  // 12: one by one
+  };
+  for (const auto& specs : groups) {
+    std::vector<TestWeight> ws;
+    std::vector<std::vector<float>> xs;
+    for (const Spec& s : specs) {
+      ws.push_back(test_weight(s.type, s.rows, cols, s.interleave, rng));
+      xs.emplace_back(static_cast<std::size_t>(s.tokens * cols));
+      for (auto& v : xs.back()) v = nd(rng);
+    }
+    for (bool produced : {false, true}) {
+      for (int threads : {1, 2}) {
+        ls::ThreadPool pool(threads);
+        ls::kernels::MatmulScratch scratch;
+        std::vector<std::vector<float>> got(ws.size()), own(ws.size()), inputs(ws.size());
+        std::vector<ls::kernels::InputProducer> producers(ws.size());
+        std::vector<ls::kernels::GroupedProduct> products;
+        for (std::size_t i = 0; i < ws.size(); ++i) {
+          const auto n = static_cast<std::size_t>(specs[i].tokens);
+          got[i].assign(n * static_cast<std::size_t>(ws[i].view.shape[0]), -1.0f);
+          own[i].assign(got[i].size(), -2.0f);
+          // Produced: the input starts as NaN and each row is written by the producer.
+          inputs[i] = produced ? std::vector<float>(xs[i].size(), NAN) : xs[i];
+          producers[i] = [&, i](std::size_t t) {
+            std::copy_n(&xs[i][t * cols], cols, &inputs[i][t * cols]);
+          };
+          products.push_back({&ws[i].view, inputs[i], specs[i].tokens, got[i],
+                              produced ? &producers[i] : nullptr});
+        }
+        ls::kernels::matmul_grouped(products, pool, scratch);
+        for (std::size_t i = 0; i < ws.size(); ++i) {
+          ls::kernels::matmul(ws[i].view, xs[i], specs[i].tokens, own[i], pool, scratch);
+          for (std::size_t k = 0; k < own[i].size(); ++k)
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i][k]),
+                      std::bit_cast<std::uint32_t>(own[i][k]))
+                << ls::dtype_name(ws[i].view.dtype) << " product " << i << " produced " << produced
+                << " threads=" << threads << " element " << k;
+        }
+      }
+    }
+  }
+}
+
 // An input producer (decode's and prefill's silu(gate) * up) runs once for every row before the
 // product reads it: the same bits as the product of the input written beforehand, for quantized,
 // interleaved and float weights, one set or products one by one, 1 and 2 threads.
