@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "forward_util.h"
 #include "model/model.h"
 #include "model/synth.h"
 #include "test_util.h"
@@ -23,24 +24,10 @@ const std::vector<std::int32_t> kTokens = {151643, 9707, 11, 1879,   0, 151935,
                                            42,     42,   42, 100000, 7, 8};
 
 std::vector<float> run(const ls::Model& m, int threads, std::int64_t chunk, bool incremental) {
-  ls::ThreadPool pool(threads);
-  ls::Session s(m, pool, chunk);
-  std::vector<float> out;
-  if (incremental) {
-    for (auto t : kTokens) {
-      auto l = s.feed(std::span(&t, 1));
-      out.insert(out.end(), l.begin(), l.end());
-    }
-  } else {
-    auto l = s.feed(kTokens, true);
-    out.assign(l.begin(), l.end());
-  }
-  return out;
+  return ls::test::feed_logits(m, kTokens, threads, chunk, incremental);
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
-}
+using ls::test::same_bits;
 
 TEST(Forward, IncrementalEqualsFullRecomputeBitForBit) {
   auto m = ls::Model::load(tiny_model());

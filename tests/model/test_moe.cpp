@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "forward_util.h"
 #include "model/config.h"
 #include "model/decoder.h"
 #include "model/gguf_quantize.h"
@@ -40,24 +41,10 @@ const std::vector<std::int32_t> kTokens = {151643, 9707, 11, 1879,   0, 151935,
                                            42,     42,   42, 100000, 7};
 
 std::vector<float> run(const ls::Model& m, int threads, std::int64_t chunk, bool incremental) {
-  ls::ThreadPool pool(threads);
-  ls::Session s(m, pool, chunk);
-  std::vector<float> out;
-  if (incremental) {
-    for (auto t : kTokens) {
-      auto l = s.feed(std::span(&t, 1));
-      out.insert(out.end(), l.begin(), l.end());
-    }
-  } else {
-    auto l = s.feed(kTokens, true);
-    out.assign(l.begin(), l.end());
-  }
-  return out;
+  return ls::test::feed_logits(m, kTokens, threads, chunk, incremental);
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
-}
+using ls::test::same_bits;
 
 class Moe : public ::testing::TestWithParam<const char*> {};
 
