@@ -1,4 +1,5 @@
-// bench_matmul: the whole matrix product (kernels::matmul) at Qwen2.5-0.5B's MLP shapes for every
+// bench_matmul: the whole matrix product (kernels::matmul) at Qwen2.5-0.5B's MLP shapes (and a
+// Qwen3-30B-A3B expert's) for every
 // weight type, on one thread: decode (1 token; GB/s of weight bytes) and prefill (64 tokens;
 // GFLOP/s, 2 flops per multiply-add). Compare decode with bench_quant's read-bandwidth line and
 // prefill with the core's peak (AVX2: 2 FMA x 8 lanes x 2 flops per cycle). Also decode attention
@@ -51,13 +52,15 @@ std::vector<std::uint8_t> make_weights(ls::DType type, std::size_t rows, std::si
 }
 
 // range(0): type index, or 7 for BF16 with BF16 activations (TensorView::bf16_activations);
-// range(1): tokens; range(2): 0 = [4864, 896] (gate/up), 1 = [896, 4864].
+// range(1): tokens; range(2): 0 = [4864, 896] (gate/up), 1 = [896, 4864], 2 = [768, 2048] and
+// 3 = [2048, 768] (a Qwen3-30B-A3B expert's gate/up and down).
 void BM_matmul(benchmark::State& state) {
   const bool bf16_act = state.range(0) == 7;
   const ls::DType type = bf16_act ? ls::DType::BF16 : kTypes[state.range(0)];
   const int tokens = static_cast<int>(state.range(1));
-  const std::size_t rows = state.range(2) == 0 ? 4864 : 896;
-  const std::size_t cols = state.range(2) == 0 ? 896 : 4864;
+  constexpr std::size_t kShapes[4][2] = {{4864, 896}, {896, 4864}, {768, 2048}, {2048, 768}};
+  const std::size_t rows = kShapes[state.range(2)][0];
+  const std::size_t cols = kShapes[state.range(2)][1];
   if (cols % ls::dtype_block_elems(type) != 0) {
     state.SkipWithError("row length is not a whole number of blocks");
     return;
@@ -82,7 +85,7 @@ void BM_matmul(benchmark::State& state) {
                          benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_matmul)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7}, {1, 64}, {0, 1}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7}, {1, 64}, {0, 1, 2, 3}})
     ->Unit(benchmark::kMillisecond);
 
 // Decode attention of one KV head's query group at Qwen2.5-0.5B's shape (7 query heads, head
