@@ -360,8 +360,9 @@ TEST(GgufModel, MetadataErrorsNameTheKey) {
   };
   const std::string llama =
       write("llama.gguf", [](GgufWriter& w) { w.add_string("general.architecture", "llama"); });
-  LS_EXPECT_ERROR(gguf_model_config(GgufFile(llama)),
-                  "metadata 'general.architecture' is 'llama' (supported: qwen2, qwen3)");
+  LS_EXPECT_ERROR(
+      gguf_model_config(GgufFile(llama)),
+      "metadata 'general.architecture' is 'llama' (supported: qwen2, qwen3, qwen2moe, qwen3moe)");
   const std::string no_eps = write("noeps.gguf", qwen);
   LS_EXPECT_ERROR(gguf_model_config(GgufFile(no_eps)),
                   "missing metadata 'qwen2.attention.layer_norm_rms_epsilon'");
