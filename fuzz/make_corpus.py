@@ -313,6 +313,9 @@ def template_seeds(tokenizer_dir):
         "namespace.jinja": "{% set ns = namespace(n=0, s='') %}{% for m in messages %}{% set ns.n = ns.n + 1 %}"
                            "{% set ns.s = ns.s ~ m.role[0] %}{% endfor %}{{ ns.n }} {{ ns.s }}",
         "raise.jinja": "{% if messages[0].role != 'system' %}{{ raise_exception('no system') }}{% endif %}ok",
+        # A message the template raises itself is never a finding, whatever its text (d003e1a).
+        "raised_internal_error.jinja": '{%- if messages[0].role == "system" %}{{ raise_exception("internal error: '
+                                       'the template says so") }}{%- endif %}',
         "strings.jinja": "{{ 'x'.join(['a','b']) }}{{ 'Hi There'.split(' ')[1].lower() }}{{ '  t '.strip() }}"
                          "{{ 'abc'[::-1] }}{{ 'abc'.startswith('a') }}{{ messages[1].content.endswith('好') }}",
         "tools.jinja": "{% for t in tools %}{{ t.function.name }}{{ t | tojson(indent=2) }}{% endfor %}"
