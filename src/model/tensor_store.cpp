@@ -42,6 +42,18 @@ TensorStore TensorStore::open_hf_dir(const std::string& dir) {
       expected[name] = f;
       if (std::find(shards.begin(), shards.end(), f) == shards.end()) shards.push_back(f);
     }
+    // A shard the index names but the folder lacks (an interrupted or filtered download) is
+    // named with the index and the count, before any shard is opened.
+    std::size_t missing = 0;
+    std::string first_missing;
+    for (const auto& f : shards)
+      if (!fs::exists(fs::path(dir) / f) && missing++ == 0) first_missing = f;
+    if (missing > 0)
+      fail(
+          "{}: '{}' is listed in model.safetensors.index.json but is not in the folder ({} of {} "
+          "shards missing): download the model again (logitscope pull, without an --exclude "
+          "that drops shards)",
+          dir, first_missing, missing, shards.size());
     for (const auto& f : shards)
       s.files_.push_back(std::make_unique<SafetensorsFile>((fs::path(dir) / f).string()));
   } else {

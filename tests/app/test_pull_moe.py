@@ -223,7 +223,8 @@ def main():
     r = run(["pull", "Qwen/Qwen3-30B-A3B", "--exclude", "model-00003-of-00007.safetensors"],
             env={"HF_HUB_CACHE": c2})
     rr = run(["next", "--model", "Qwen/Qwen3-30B-A3B", "--tokens", "1,2"], env={"HF_HUB_CACHE": c2})
-    ok(r.returncode == 0 and rr.returncode == 1 and "model-00003-of-00007.safetensors" in rr.stderr,
+    ok(r.returncode == 0 and rr.returncode == 1 and "'model-00003-of-00007.safetensors' is listed in "
+       "model.safetensors.index.json" in rr.stderr and "1 of 7 shards missing" in rr.stderr,
        "a shard excluded from the pull: next exits 1 naming it", rr.stderr)
 
     # 2. Qwen/Qwen3-30B-A3B-GGUF: the real repo's file names, quantized from the same model.

@@ -134,6 +134,14 @@ TEST(TensorStore, ShardedDirectoryWithIndex) {
       dir / "model.safetensors.index.json",
       R"({"weight_map":{"x":"model-00001-of-00002.safetensors","z":"model-00002-of-00002.safetensors"}})");
   LS_EXPECT_ERROR(ls::TensorStore::open_hf_dir(dir.string()), "tensor 'z'");
+  // A shard the index lists but the folder lacks is named, with the index and the count.
+  write_file(
+      dir / "model.safetensors.index.json",
+      R"({"weight_map":{"x":"model-00001-of-00002.safetensors","w":"model-00003-of-00003.safetensors"}})");
+  LS_EXPECT_ERROR(
+      ls::TensorStore::open_hf_dir(dir.string()),
+      "'model-00003-of-00003.safetensors' is listed in model.safetensors.index.json but "
+      "is not in the folder (1 of 2 shards missing)");
   write_file(dir / "model.safetensors.index.json", R"({"weight_map":{"x":"../etc/passwd"}})");
   LS_EXPECT_ERROR(ls::TensorStore::open_hf_dir(dir.string()),
                   "must be a file in the model directory");
