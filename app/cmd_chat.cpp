@@ -168,8 +168,11 @@ void run_chat(ChatCli& o) {
       };
       if (o.trace > 0) {
         go.trace_top_n = o.trace;
+        // A mixture of experts: each step's router choice too, the best 2 per layer (as
+        // generate --trace shows them by default).
+        go.expert_routes = lm.model().config().moe.experts_per_token > 0;
         go.on_step = [&](const decode::StepTrace& s) {
-          fmt::print(stderr, "{}", decode::format_step(s, go.token_bytes));
+          fmt::print(stderr, "{}", decode::format_step(s, go.token_bytes, 2));
         };
       }
       decode::GenerationConfig turn = for_reply(config, text, lm);
