@@ -19,7 +19,11 @@ std::string resolve_model_spec(const std::string& spec, const std::string& revis
   std::error_code ec;
   if (spec.empty() || std::filesystem::exists(spec, ec)) return spec;
   const auto id = hub::parse_model_id(spec);
-  if (!id) return spec;  // not an id: the loader says the path does not exist
+  if (!id)  // neither a path that exists nor an id: say so here, before any loader guesses
+    fail(
+        "{} '{}': no such file or folder (expected a model directory holding config.json and "
+        "*.safetensors, a .gguf file, or a model id such as Qwen/Qwen2.5-0.5B-Instruct)",
+        flag, spec);
   const auto root = hub::cache_root_from_env();
   const auto settings = hub::HubSettings::from_env();
   auto path = hub::find_in_cache(*id, revision, root);

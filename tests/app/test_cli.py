@@ -401,7 +401,7 @@ def main():
     check_bench_cpu(model)
     check_huge_pages(model, tmp)
     check_batch_seed(model, tmp)
-    expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope: not a model directory")
+    expect_error(["next", "--model", os.path.join(tmp, "nope"), "--tokens", "1"], "nope': no such file or folder")
     expect_error(["next", "--model", model, "--tokens", "1,x"], "--tokens must be a comma-separated list")
     expect_error(["next", "--model", model, "--tokens", "1,999999"], "token id 999999 is out of range")
     expect_error(["next", "--model", model, "--tokens", "1", "--temperature", "0"], "--temperature must be a finite number >= 0.0001")

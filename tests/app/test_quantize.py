@@ -183,7 +183,7 @@ def main():
     # Bad input.
     q = os.path.join(tmp, "q.gguf")
     expect_error(["quantize", "--model", os.path.join(tmp, "nope"), "--type", "f32", "--out", q],
-                 "nope: not a model directory")
+                 "nope': no such file or folder")
     expect_error(["quantize", "--model", models["f32"], "--type", "iq2_xxs", "--out", q],
                  "--type 'iq2_xxs' is not supported")
     expect_error(["quantize", "--model", models["f32"], "--type", "f32", "--out",
@@ -193,7 +193,7 @@ def main():
         f.write(b"this is not a gguf file at all")
     expect_error(["next", "--model", garbage, "--tokens", "1"], "garbage.gguf: not a GGUF file")
     expect_error(["next", "--model", os.path.join(tmp, "missing.gguf"), "--tokens", "1"],
-                 "missing.gguf: cannot open")
+                 "missing.gguf': no such file or folder")
     good = os.path.join(tmp, "f32-as-f32.gguf")
     if os.path.exists(good):
         with open(good, "rb") as f:
