@@ -3,7 +3,7 @@
 generations (chat and completions, streamed and not) carry their id and prompt ids in the header,
 GET /v1/logitscope/generations/ID matches the streamed trace, GET .../logits/K are the raw logits
 the trace was computed from, POST /v1/logitscope/replay reproduces the recording with its own
-settings and equals tests/web/rescore_oracle.py (transformers' formulas in numpy) on the fetched
+settings and equals web/test/oracle/rescore_oracle.py (transformers' formulas in numpy) on the fetched
 logits under other settings, a fork continues from a token the run did not choose, every error
 names its field, --keep-mib bounds what is kept (a long generation keeps its first steps, older
 ones are dropped), and the page is served with its Content-Security-Policy.
@@ -21,7 +21,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "web"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "web", "test", "oracle"))
 from server_util import Checker, Server, collect_stream, short, synth_tiny  # noqa: E402
 import rescore_oracle as oracle  # noqa: E402
 

@@ -1,4 +1,4 @@
-// rescore.ts against numpy: the cases come from tests/web/make_rescore_fixtures.py (the
+// rescore.ts against numpy: the cases come from web/test/oracle/make_rescore_fixtures.py (the
 // formulas of tests/decode/hf_formulas.py), in the file named by $LS_RESCORE_FIXTURES. Each
 // case must give the same choice, pool and per-stage candidates, and the final logprobs and
 // entropies within 1e-6.
@@ -29,7 +29,7 @@ function loadCases(): FixtureCase[] {
   if (!path) {
     throw new Error(
       'LS_RESCORE_FIXTURES is not set. Make the fixtures from the repository root with\n' +
-        '  /usr/bin/python3 tests/web/make_rescore_fixtures.py --out F\n' +
+        '  /usr/bin/python3 web/test/oracle/make_rescore_fixtures.py --out F\n' +
         'then run LS_RESCORE_FIXTURES=F npm test (F: any file path, e.g. /tmp/rescore_fixtures.json)',
     );
   }

@@ -34,7 +34,7 @@ import tempfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "decode"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tests", "decode"))
 import hf_formulas as hf  # noqa: E402
 
 F32 = np.float32
@@ -209,7 +209,7 @@ def close(a, b, rel=1e-6, abs_=1e-9):
 # Self-check against the CLI (`generate --json --dump-logits` and `replay --json`).
 
 def _self_check(args):
-    sys.path.insert(0, os.path.join(HERE, "..", "server"))
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tests", "server"))
     from server_util import Checker, synth_tiny  # noqa: E402
     c = Checker()
     tmp = tempfile.mkdtemp(prefix="ls_rescore_oracle_")

@@ -26,7 +26,7 @@
 // Screenshots: ARTIFACTS/web-generated.png, web-tree.png, web-boundaries.png, web-after-fork.png,
 // web-grammar.png, web-api-key.png.
 //
-//   node e2e.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
+//   node browser_e2e.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
 //                     [--artifacts DIR] [--model DIR] [--chromium /usr/bin/chromium]
 //
 // The page's test hooks (web/): body[data-state="idle"|...]; data-testid="prompt", "generate",
@@ -64,14 +64,14 @@ const KEY_TOKENS = 4; // max_tokens of the API-key phase's generation
 // ---------------------------------------------------------------------------------------------
 function parseArgs() {
   const a = {
-    "oracle-dir": path.resolve(HERE, "../oracle"),
+    "oracle-dir": path.resolve(HERE, "../../tests/oracle"),
     artifacts: path.resolve(process.cwd(), "test-artifacts"),
     chromium: "/usr/bin/chromium",
   };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i += 2) a[argv[i].replace(/^--/, "")] = argv[i + 1];
   if (!a.logitscope || (!a["tokenizer-from"] && !a.model)) {
-    console.error("usage: node e2e.test.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir DIR] " +
+    console.error("usage: node browser_e2e.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir DIR] " +
                   "[--artifacts DIR] [--model DIR] [--chromium PATH]");
     process.exit(2);
   }

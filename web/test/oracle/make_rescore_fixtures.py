@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the fixtures of the web page's TypeScript re-scorer (web/): one decoding step per case,
-re-scored by tests/web/rescore_oracle.py (transformers' formulas from tests/decode/hf_formulas.py,
+re-scored by web/test/oracle/rescore_oracle.py (transformers' formulas from tests/decode/hf_formulas.py,
 in src/decode/'s stage orders). Fixed seed: the file is the same on every run.
 
   make_rescore_fixtures.py --out FILE [--check-cli LOGITSCOPE]
@@ -35,8 +35,8 @@ import rescore_oracle as oracle  # noqa: E402
 
 F32 = np.float32
 SEED = 20261201
-ABOUT = ("Fixtures of the page's re-scorer, made by tests/web/make_rescore_fixtures.py from "
-         "tests/web/rescore_oracle.py. Greedy is temperature 0 (draw null; the warpers temperature, "
+ABOUT = ("Fixtures of the page's re-scorer, made by web/test/oracle/make_rescore_fixtures.py from "
+         "web/test/oracle/rescore_oracle.py. Greedy is temperature 0 (draw null; the warpers temperature, "
          "top_k, top_p, min_p do not run, the penalties do; argmax, lowest id on ties). Stages run "
          "in the preset's order (src/decode/order.cpp); inactive ones (temperature 1, top_k 0, "
          "top_p 1, min_p 0, repetition_penalty 1) are left out. llama_cpp: top_k keeps exactly k "
