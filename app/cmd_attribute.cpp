@@ -11,6 +11,7 @@
 #include "app/lab_common.h"
 #include "app/prompt.h"
 #include "core/error.h"
+#include "core/text_width.h"
 #include "decode/distribution.h"
 #include "engine/lens.h"
 
@@ -83,7 +84,7 @@ void run_attribute(AttributeCli& o) {
     const double delta = a.base_logprob - a.logprobs[i];
     const auto bar =
         scale > 0 ? static_cast<std::size_t>(std::lround(20 * std::abs(delta) / scale)) : 0;
-    fmt::print("{:>5}  {:<28}  {:>10.4f}  {:>+9.4f}  {}\n", i, token_cell(lm, ids[i]),
+    fmt::print("{:>5}  {}  {:>10.4f}  {:>+9.4f}  {}\n", i, pad_to_width(token_cell(lm, ids[i]), 28),
                a.logprobs[i], delta, std::string(bar, delta >= 0 ? '+' : '-'));
   }
   fmt::print(

@@ -19,6 +19,7 @@
 #include "app/progress.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "core/text_width.h"
 #include "engine/engine.h"
 #include "inspect/compare.h"
 #include "inspect/svg.h"
@@ -333,9 +334,10 @@ void run_compare(CompareCli& o) {
              "B top-1 (prob)", "KL(A||B)", "A gap", "");
   for (const auto& c : positions) {
     fmt::print(
-        "{:>6} {:>4}  {:<28} {:<28} {:>9.5f}  {:>8.4f}  {}\n", c.prompt, c.step,
-        fmt::format("{} {:.1f}%", token_cell(a, c.top_a), 100 * c.prob_a),
-        fmt::format("{} {:.1f}%", token_cell(a, c.top_b), 100 * c.prob_b), c.kl, c.margin_a,
+        "{:>6} {:>4}  {} {} {:>9.5f}  {:>8.4f}  {}\n", c.prompt, c.step,
+        pad_to_width(fmt::format("{} {:.1f}%", token_cell(a, c.top_a), 100 * c.prob_a), 28),
+        pad_to_width(fmt::format("{} {:.1f}%", token_cell(a, c.top_b), 100 * c.prob_b), 28), c.kl,
+        c.margin_a,
         c.agree ? "" : fmt::format("FLIP (A prefers its token by {:.4f} logits)", c.flip_margin));
   }
   fmt::print("\nagreement  {}/{} = {:.1f}%   flips {}\n", s.agreements, s.positions,

@@ -14,6 +14,7 @@
 #include "app/lab_common.h"
 #include "app/progress.h"
 #include "core/error.h"
+#include "core/text_width.h"
 #include "decode/generate.h"
 #include "decode/trace_json.h"
 #include "engine/engine.h"
@@ -173,10 +174,13 @@ void run_eval(EvalCli& o) {
         c.expected_id ? fmt::format("{}", *c.expected_id) : "\"" + clip(c.expected_text, 20) + "\"";
     const std::string kind =
         c.kind == inspect::ExpectKind::top1 ? fmt::format("top1@{}", c.step) : to_string(c.kind);
-    fmt::print("{:>3}  {:<16} {:<9} {:<24} {:<32} {}\n", i + 1, clip(c.id, 16), kind, expected,
-               c.kind == inspect::ExpectKind::top1 ? clip(rows[i].r.got, 30)
-                                                   : "\"" + clip(rows[i].r.got, 28) + "\"",
-               rows[i].r.pass ? "PASS" : "FAIL");
+    fmt::print(
+        "{:>3}  {} {:<9} {} {} {}\n", i + 1, pad_to_width(clip(c.id, 16), 16), kind,
+        pad_to_width(expected, 24),
+        pad_to_width(c.kind == inspect::ExpectKind::top1 ? clip(rows[i].r.got, 30)
+                                                         : "\"" + clip(rows[i].r.got, 28) + "\"",
+                     32),
+        rows[i].r.pass ? "PASS" : "FAIL");
   }
   fmt::print("\nmatch rate {}/{} = {:.1f}%   threshold {:.1f}%   {}\n", passed, cases.size(),
              100 * rate, 100 * o.min_rate, ok ? "OK" : "BELOW THRESHOLD (exit status 3)");

@@ -13,6 +13,7 @@
 #include "app/lab_common.h"
 #include "app/prompt.h"
 #include "core/error.h"
+#include "core/text_width.h"
 #include "engine/lens.h"
 #include "inspect/lens.h"
 #include "inspect/replay.h"
@@ -61,10 +62,9 @@ void print_table(const LoadedModel& lm, const inspect::LensReport& r,
     std::string top;
     for (const auto& cand : l.top)
       top += fmt::format("{} {:.2f}  ", token_label(lm, cand.id, 12), cand.logprob);
-    fmt::print("{:>5}  {:>7.3f}  {:>9}  {:>9.4f}  {:>9}  {:>8.4f}  {:<22}  {}\n", l.layer,
-               l.entropy, l.ranks[0], l.logprobs[0],
-               r.runner_up ? fmt::format("{}", l.ranks[1]) : "-", l.chosen_prob,
-               token_label(lm, l.sampler_choice, 14), top);
+    fmt::print("{:>5}  {:>7.3f}  {:>9}  {:>9.4f}  {:>9}  {:>8.4f}  {}  {}\n", l.layer, l.entropy,
+               l.ranks[0], l.logprobs[0], r.runner_up ? fmt::format("{}", l.ranks[1]) : "-",
+               l.chosen_prob, pad_to_width(token_label(lm, l.sampler_choice, 14), 22), top);
   }
   fmt::print(
       "\nrank / logprob: the chosen token in the layer's raw lens distribution; p chain: "

@@ -17,6 +17,7 @@
 #include "app/prompt.h"
 #include "core/error.h"
 #include "core/npy.h"
+#include "core/text_width.h"
 #include "decode/generate.h"
 #include "decode/trace_text.h"
 #include "engine/engine.h"
@@ -102,8 +103,8 @@ void print_next(const NextOptions& o, const LoadedModel& lm, const NextResult& r
              "prob", "logprob");
   for (const auto& e : s.top) {
     const std::string text = fmt::format("\"{}\"", printable(lm.token_bytes(e.id)));
-    fmt::print("{:>5}  {:>7}  {:<24}  {:>10.4f}  {:>10.6f}  {:>9.4f}\n", e.rank, e.id, text,
-               e.logit, e.prob, e.logprob);
+    fmt::print("{:>5}  {:>7}  {}  {:>10.4f}  {:>10.6f}  {:>9.4f}\n", e.rank, e.id,
+               pad_to_width(text, 24), e.logit, e.prob, e.logprob);
   }
   const std::size_t shown = parse_experts_shown(o.experts);
   if (!r.experts.empty() && shown > 0) {

@@ -14,6 +14,7 @@
 #include "app/lab_common.h"
 #include "app/model_source.h"
 #include "core/error.h"
+#include "core/text_width.h"
 #include "decode/generate.h"
 #include "decode/order.h"
 #include "decode/trace_json.h"
@@ -89,7 +90,8 @@ void print_boundaries(const LoadedModel& lm, const std::vector<inspect::ReplaySt
       }
       row += fmt::format(" {:<19}", cell);
     }
-    fmt::print("{:>4}  {:<22}{}\n", steps[i].step, token_cell(lm, steps[i].chosen), row);
+    fmt::print("{:>4}  {}{}\n", steps[i].step, pad_to_width(token_cell(lm, steps[i].chosen), 22),
+               row);
   }
 }
 
@@ -206,10 +208,10 @@ void run_replay(ReplayCli& o) {
     std::string tops;
     for (const auto& t : s.top)
       tops += fmt::format("{} {:.1f}%  ", token_cell(lm, t.id), 100 * t.prob);
-    fmt::print("{:>4}  {:<22} {:>7.2f}%  {:<22} {:>7.2f}% {:>7} {:>7.3f}  {}{}\n", s.step,
-               token_cell(lm, s.recorded), 100 * s.recorded_prob,
-               s.changed ? token_cell(lm, s.chosen) : "(same)", 100 * s.chosen_prob, s.pool,
-               s.entropy, s.changed ? "CHANGED  " : "", tops);
+    fmt::print("{:>4}  {} {:>7.2f}%  {} {:>7.2f}% {:>7} {:>7.3f}  {}{}\n", s.step,
+               pad_to_width(token_cell(lm, s.recorded), 22), 100 * s.recorded_prob,
+               pad_to_width(s.changed ? token_cell(lm, s.chosen) : "(same)", 22),
+               100 * s.chosen_prob, s.pool, s.entropy, s.changed ? "CHANGED  " : "", tops);
   }
   fmt::print("\n{} of {} steps would have chosen differently under the new settings{}\n", changed,
              steps.size(),

@@ -16,6 +16,7 @@
 #include "app/progress.h"
 #include "app/prompt.h"
 #include "core/error.h"
+#include "core/text_width.h"
 #include "decode/score.h"
 #include "engine/engine.h"
 #include "tokenizer/tokenizer.h"
@@ -107,8 +108,8 @@ void run_score(ScoreCli& o) {
     // Small probabilities in scientific notation: 0.000000 would hide how small.
     const double p = std::exp(t.logprob);
     const std::string prob = p >= 1e-3 ? fmt::format("{:.6f}", p) : fmt::format("{:.3e}", p);
-    fmt::print("{:>4}  {:>7}  {:<20}  {:>10.4f}  {:>9}  {:>7}  {}\n", i, t.id, text, t.logprob,
-               prob, t.rank, top);
+    fmt::print("{:>4}  {:>7}  {}  {:>10.4f}  {:>9}  {:>7}  {}\n", i, t.id, pad_to_width(text, 20),
+               t.logprob, prob, t.rank, top);
   }
   fmt::print(
       "\nsum logprob  {:.4f} nats\nmean logprob {:.4f} nats per token\nperplexity   {:.4f} "

@@ -13,6 +13,7 @@
 #include "app/lab_common.h"
 #include "app/prompt.h"
 #include "core/error.h"
+#include "core/text_width.h"
 #include "engine/engine.h"
 #include "inspect/tree.h"
 
@@ -45,8 +46,9 @@ nlohmann::ordered_json node_json(const inspect::TreeResult& t, int index, const 
 void print_node(const inspect::TreeResult& t, int index, const LoadedModel& lm,
                 const std::string& indent) {
   const inspect::TreeNode& n = t.nodes[static_cast<std::size_t>(index)];
-  fmt::print("{}{:<24} p {:>8.4f}   path p {:>10.6f}   path raw logprob {:>9.4f}\n", indent,
-             token_cell(lm, n.token), n.prob, std::exp(n.path_logprob), n.path_raw_logprob);
+  fmt::print("{}{} p {:>8.4f}   path p {:>10.6f}   path raw logprob {:>9.4f}\n", indent,
+             pad_to_width(token_cell(lm, n.token), 24), n.prob, std::exp(n.path_logprob),
+             n.path_raw_logprob);
   for (int c : n.children) print_node(t, c, lm, indent + "  ");
 }
 
