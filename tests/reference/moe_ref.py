@@ -70,15 +70,7 @@ class MoeConfig(ref.Config):
     """qwen2_ref.Config (attention, norms, RoPE) of the dense family, plus the MoE fields."""
 
     def __init__(self, d):
-        mt = d.get("model_type")
-        archs = d.get("architectures") or []
-        if mt is None:
-            mt = {v: k for k, v in FAMILIES.items()}.get(archs[0] if archs else None)
-        if mt not in FAMILIES:
-            raise ValueError("model_type %r / architectures %r unsupported by the MoE reference (qwen2_moe, qwen3_moe)"
-                             % (d.get("model_type"), archs))
-        if archs and archs[0] != FAMILIES[mt]:
-            raise ValueError("architectures %r do not match model_type %r" % (archs, mt))
+        mt = ref.family_of(d, FAMILIES, "the MoE reference")
         dense = dict(d)
         dense["model_type"] = DENSE_FAMILY[mt]
         dense["architectures"] = [ref.FAMILIES[DENSE_FAMILY[mt]]]

@@ -145,17 +145,24 @@ def parse_rope_scaling(rs):
     return out
 
 
+def family_of(d, families, reference="the reference"):
+    """config.json's model_type (or, without one, its architectures[0]) checked against
+    `families` (model_type -> architecture class name); the two must agree when both are given."""
+    mt = d.get("model_type")
+    archs = d.get("architectures") or []
+    if mt is None:
+        mt = {v: k for k, v in families.items()}.get(archs[0] if archs else None)
+    if mt not in families:
+        raise ValueError("model_type %r / architectures %r unsupported by %s (%s)"
+                         % (d.get("model_type"), archs, reference, ", ".join(families)))
+    if archs and archs[0] != families[mt]:
+        raise ValueError("architectures %r do not match model_type %r" % (archs, mt))
+    return mt
+
+
 class Config:
     def __init__(self, d):
-        mt = d.get("model_type")
-        archs = d.get("architectures") or []
-        if mt is None:
-            mt = {v: k for k, v in FAMILIES.items()}.get(archs[0] if archs else None)
-        if mt not in FAMILIES:
-            raise ValueError("model_type %r / architectures %r unsupported by the reference (qwen2, qwen3)"
-                             % (d.get("model_type"), archs))
-        if archs and archs[0] != FAMILIES[mt]:
-            raise ValueError("architectures %r do not match model_type %r" % (archs, mt))
+        mt = family_of(d, FAMILIES)
         self.model_type = mt
         self.hidden_size = int(d["hidden_size"])
         self.intermediate_size = int(d["intermediate_size"])

@@ -242,10 +242,7 @@ def main():
         p, _ = tfr.run(base + args)
         C.check(p.returncode == 0, "attribute with %s is accepted (exit %d %s)" % (what, p.returncode, p.stderr.strip()[-200:]))
 
-    print("%d checks, %d failed, %.1fs wall" % (C.n, len(C.failed), time.time() - t0))
-    for f in C.failed:
-        print("FAILED: " + f.split("\n")[0])
-    return 1 if C.failed else 0
+    return C.finish(t0)
 
 
 if __name__ == "__main__":

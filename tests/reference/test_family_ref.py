@@ -337,10 +337,7 @@ def main():
           " passes at rel <= %g" % TOL_REL)
     for name, w, sc in summary:
         print("      %-40s abs %-9.3g scale %-7.2f rel %.3g" % (name, w, sc, w / sc))
-    print("%d checks, %d failed, %.1fs wall" % (C.n, len(C.failed), time.time() - t0))
-    for f in C.failed:
-        print("FAILED: " + f)
-    return 1 if C.failed else 0
+    return C.finish(t0)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,13 @@ class Checks:
             self.failed.append(what)
         return ok
 
+    def finish(self, t0, extra=""):
+        """The closing summary every reference test prints; returns the exit status."""
+        print("%d checks, %d failed, %.1fs wall%s" % (self.n, len(self.failed), time.time() - t0, extra))
+        for f in self.failed:
+            print("FAILED: " + f.split("\n")[0])
+        return 1 if self.failed else 0
+
 
 C = Checks()
 BIN = None
@@ -532,10 +539,7 @@ def main():
         print("      %-32s %.3g" % (name, w))
     ru = __import__("resource")
     cpu = sum(getattr(ru.getrusage(w), f) for w in (ru.RUSAGE_SELF, ru.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime"))
-    print("%d checks, %d failed, %.1fs wall, %.1fs cpu (this script + logitscope runs)" % (C.n, len(C.failed), time.time() - t0, cpu))
-    for f in C.failed:
-        print("FAILED: " + f)
-    return 1 if C.failed else 0
+    return C.finish(t0, ", %.1fs cpu (this script + logitscope runs)" % cpu)
 
 
 if __name__ == "__main__":

@@ -733,10 +733,7 @@ def main():
     print("---- summary: worst lens row rel diff %.3g (tolerance %g); %d of %d (layer, chain) reference choices "
           "within the slack of a boundary (compared to the engine rows only); %d top-id swaps allowed as reference "
           "near-ties" % (STATS["worst_rel"], TOL_REL, STATS["amb_layers"], STATS["ref_layers"], STATS["tie_allowances"]))
-    print("%d checks, %d failed, %.1fs wall" % (C.n, len(C.failed), time.time() - t0))
-    for f in C.failed:
-        print("FAILED: " + f.split("\n")[0])
-    return 1 if C.failed else 0
+    return C.finish(t0)
 
 
 if __name__ == "__main__":

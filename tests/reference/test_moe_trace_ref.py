@@ -254,11 +254,7 @@ def main():
             worst = max(worst, check_steps(name + " sampled n=2", m, prompt, sampled, seqs=2))
         check_next(name, d, prompt, m)
     check_dense(tmp, tok_src)
-    print("---- (%.1fs) %d checks, %d failed; routing weights max diff %.3g (tolerance %g)"
-          % (time.time() - t0, C.n, len(C.failed), worst, TOL))
-    for f in C.failed:
-        print("FAILED: " + f)
-    return 1 if C.failed else 0
+    return C.finish(t0, "; routing weights max diff %.3g (tolerance %g)" % (worst, TOL))
 
 
 if __name__ == "__main__":
