@@ -20,11 +20,18 @@
 // same trace); the selected marked step's line names the rank kept.
 // Nothing may load from another host (every other host is aborted and counted), and no console
 // or page error may occur.
-// Then a second, short phase against a server started with --api-key: the first load's 401
+// On that dense model the page asks for no experts and the step panel has no Experts section.
+// Then short phases against other servers. `serve --model-b`: "Compare with B"'s flip marks and
+// lists against POST side_by_side. A mixture-of-experts model (synth --shape qwen3-moe-tiny):
+// /info's experts_per_token > 0 makes the page (and a fork) ask for logitscope.experts; every
+// chip's Experts section shows its step's layers, expert ids, weights (3 decimals; the tooltip
+// in full), sums and most used exactly as in the trace the page received, whose rows the test
+// checks (num_experts_per_tok distinct ids per layer, best first, summing to 1) and gets again
+// by sending the same request itself. Last, `serve --api-key`: the first load's 401
 // shows the banner and the "API key" field, the key typed there (sessionStorage) is sent as
 // `Authorization: Bearer KEY` on every /v1 request, and a 4-token generation shows its chips.
 // Screenshots: ARTIFACTS/web-generated.png, web-tree.png, web-boundaries.png, web-after-fork.png,
-// web-grammar.png, web-api-key.png.
+// web-grammar.png, web-experts.png, web-api-key.png.
 //
 //   node browser_e2e.mjs --logitscope BIN --tokenizer-from DIR [--oracle-dir tests/oracle]
 //                     [--artifacts DIR] [--model DIR] [--chromium /usr/bin/chromium]
@@ -40,6 +47,7 @@
 // "boundaries-compute" (data-branch), chips' data-fragile, "boundaries" (data-step) with one
 // "boundary" per setting (data-setting, data-applies, data-fragile; "boundary-lo", "boundary-hi"),
 // "boundaries-greedy", "boundaries-sliders-differ";
+// data-testid="experts" (a <details>; rows tr[data-layer], cells .expert-cell[data-expert]);
 // data-testid="api-key" (the password field labelled "API key") and "api-key-save"; "max_tokens";
 // "structured" (a select), "structured-schema", "structured-error" (data-field, data-source
 // page|server), "constrained-note", chips' data-grammar-pressed, "grammar-press" (data-kept-rank).
@@ -709,6 +717,33 @@ async function checkStructured(page, srv, posts, artifacts, allow400) {
   console.log(`structured output: ${Date.now() - start} ms`);
 }
 
+// Chromium keeps no body of a text/event-stream answer for the test to read, so the page's
+// fetch is teed: the page reads its stream as before, the copy's text goes to __lsAnswers.
+async function teeAnswers(page) {
+  await page.addInitScript(() => {
+    const orig = window.fetch.bind(window);
+    window.__lsAnswers = [];
+    window.fetch = async (input, init) => {
+      const r = await orig(input, init);
+      const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url, location.href);
+      if (!/\/v1\/(chat\/)?completions$/.test(url.pathname) || !r.body) return r;
+      const [mine, copy] = r.body.tee();
+      const entry = { url: url.href, status: r.status, text: "" };
+      window.__lsAnswers.push(entry);
+      (async () => {
+        const reader = copy.getReader();
+        const dec = new TextDecoder();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          entry.text += dec.decode(value, { stream: true });
+        }
+      })().catch(() => {});
+      return new Response(mine, { status: r.status, statusText: r.statusText, headers: r.headers });
+    };
+  });
+}
+
 async function runPage(srv, browser, artifacts) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const consoleErrors = [];
@@ -758,30 +793,7 @@ async function runPage(srv, browser, artifacts) {
       posts.push({ url: r.url(), body });
     }
   });
-  // Chromium keeps no body of a text/event-stream answer for the test to read, so the page's
-  // fetch is teed: the page reads its stream as before, the copy's text goes to __lsAnswers.
-  await page.addInitScript(() => {
-    const orig = window.fetch.bind(window);
-    window.__lsAnswers = [];
-    window.fetch = async (input, init) => {
-      const r = await orig(input, init);
-      const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url, location.href);
-      if (!/\/v1\/(chat\/)?completions$/.test(url.pathname) || !r.body) return r;
-      const [mine, copy] = r.body.tee();
-      const entry = { url: url.href, status: r.status, text: "" };
-      window.__lsAnswers.push(entry);
-      (async () => {
-        const reader = copy.getReader();
-        const dec = new TextDecoder();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          entry.text += dec.decode(value, { stream: true });
-        }
-      })().catch(() => {});
-      return new Response(mine, { status: r.status, statusText: r.statusText, headers: r.headers });
-    };
-  });
+  await teeAnswers(page);
   // The generation ids: a data-generation hook on a branch when the page has one, else the
   // headers of the answers it received.
   const ids = async () => {
@@ -853,6 +865,9 @@ async function runPage(srv, browser, artifacts) {
           recorded);
     check("the panel is not marked rescored before any setting changed", recorded.source !== "rescored",
           recorded.source);
+    const expertsShown = await page.locator('[data-testid="experts"]').count();
+    check("a dense model (experts_per_token 0): the page asked for no experts and shows no Experts section",
+          expertsShown === 0 && post?.logitscope?.experts === undefined, { expertsShown, asked: post?.logitscope?.experts });
     const chosenId = gen.tokens[STEP];
     const chip = chips[STEP];
     const chosenRow = recorded.rows.find((r) => r.id === chosenId);
@@ -1152,6 +1167,140 @@ async function runSidePage(srv, browser) {
   }
 }
 
+// The selected step's Experts section against that step's trace `experts` (null when they agree).
+async function expertsMismatch(page, t, K) {
+  await page.waitForSelector(`section.step-panel[aria-label="step ${t.step}"] [data-testid="experts"]`, { timeout: WAIT });
+  const shown = await page.$eval('[data-testid="experts"]', (d) => ({
+    open: d.open, summary: d.querySelector("summary")?.textContent ?? "",
+    rows: [...d.querySelectorAll("tbody tr")].map((r) => ({
+      layer: Number(r.dataset.layer), first: r.cells[0]?.textContent, sum: r.cells[2]?.textContent,
+      cells: [...r.querySelectorAll(".expert-cell")].map((c) => ({ expert: Number(c.dataset.expert), text: c.textContent, title: c.title })),
+    })),
+  }));
+  const want = t.experts.map((row, layer) => ({
+    layer, first: String(layer), sum: row.reduce((a, [, w]) => a + w, 0).toFixed(3),
+    cells: row.map(([x, w]) => ({ expert: x, text: `#${x} ${w.toFixed(3)}`, title: `expert ${x}: weight ${w}` })),
+  }));
+  const used = new Map();
+  for (const row of t.experts) for (const [x] of row) used.set(x, (used.get(x) ?? 0) + 1);
+  const most = [...used].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 5).map(([x, n]) => `#${x} (${n})`).join(", ");
+  const wantSummary = `Experts · the router's top ${K} per layer for this step's input token · most used: ${most}`;
+  const ok = JSON.stringify(shown.rows) === JSON.stringify(want) && shown.summary === wantSummary && shown.open;
+  return ok ? null : { step: t.step, shown, want, wantSummary };
+}
+
+// A mixture-of-experts model (synth --shape qwen3-moe-tiny): /info's experts_per_token > 0 makes
+// the page ask for logitscope.experts; the trace it received has, at every step, one row per
+// layer of config.json's num_experts_per_tok distinct expert ids below num_experts, best first,
+// summing to 1 (norm_topk_prob); the same request sent again by the test (non-streamed, the same
+// seed) gives the same tokens and experts; and for every chip the step panel's Experts section
+// shows that step's layers, ids (exactly), weights (to the page's 3 decimals; the tooltip's in
+// full) and sums, and the summary's top-k and most used experts.
+async function runMoePage(srv, browser, artifacts, modelDir) {
+  const start = Date.now();
+  const cfg = JSON.parse(fs.readFileSync(path.join(modelDir, "config.json"), "utf8"));
+  const info = await api(srv, "GET", "/v1/logitscope/info");
+  const K = info.json?.experts_per_token;
+  check(`GET /v1/logitscope/info: experts_per_token ${K} = config.json's num_experts_per_tok`,
+        info.status === 200 && K > 0 && K === cfg.num_experts_per_tok, { status: info.status, K, cfg: cfg.num_experts_per_tok });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
+  const posts = [];
+  page.on("request", (r) => {
+    if (r.method() === "POST" && /\/v1\/(chat\/)?completions$/.test(r.url())) posts.push({ url: r.url(), body: r.postDataJSON() });
+  });
+  await teeAnswers(page);
+  try {
+    await page.goto(srv.origin + "/", { waitUntil: "load", timeout: WAIT });
+    await page.waitForSelector('body[data-state="idle"]', { state: "attached", timeout: WAIT });
+    await setValue(page, "repetition_penalty", "3");
+    await setValue(page, "max_tokens", "5");
+    await setValue(page, "seed", SEED);
+    await setValue(page, "mode", "raw");
+    await setValue(page, "prompt", PROMPT);
+    await armStateWatch(page);
+    await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
+    await page.waitForFunction(
+      () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"
+        && document.querySelectorAll('[data-testid="token"]').length >= 1),
+      null, { timeout: WAIT });
+    await stateNotError(page, "generate on the MoE model");
+    const post = posts[0];
+    check("the page asked for the router's choice (logitscope.experts true, with trace and keep)",
+          post?.body?.logitscope?.experts === true && post.body.logitscope.trace > 0 && post.body.logitscope.keep === true,
+          post?.body?.logitscope);
+    const answer = await poll(async () => {
+      const a = await page.evaluate(() => window.__lsAnswers[0]);
+      return a && a.text.includes("[DONE]") ? a : undefined;
+    });
+    const trace = answer ? sseTrace(answer.text) : [];
+    const chips = await page.$$eval('[data-testid="token"]', (els) => els.map((e) => ({ step: Number(e.dataset.step), id: Number(e.dataset.id) })));
+    check(`one chip per traced step (${trace.length}), the same tokens`,
+          trace.length > 0 && chips.length === trace.length && chips.every((c, i) => c.step === i && c.id === trace[i].chosen.id),
+          { chips, trace: trace.map((t) => t.chosen.id) });
+    const badShape = trace.filter((t) => {
+      const e = t.experts;
+      return !Array.isArray(e) || e.length !== cfg.num_hidden_layers || !e.every((row) => Array.isArray(row) && row.length === K
+        && new Set(row.map(([x]) => x)).size === K
+        && row.every(([x, w], i) => Number.isInteger(x) && x >= 0 && x < cfg.num_experts && w > 0 && (i === 0 || w <= row[i - 1][1]))
+        && (!cfg.norm_topk_prob || close(row.reduce((a, [, w]) => a + w, 0), 1, 1e-5)));
+    });
+    check(`every traced step has ${cfg.num_hidden_layers} layers of ${K} distinct experts (< ${cfg.num_experts}), best first, ` +
+          "weights summing to 1", trace.length > 0 && badShape.length === 0, badShape.slice(0, 2).map((t) => ({ step: t.step, experts: t.experts })));
+    const own = await api(srv, "POST", new URL(post.url).pathname, { ...post.body, stream: false });
+    const ownTrace = own.json?.logitscope?.trace ?? [];
+    const sameRouting = ownTrace.length === trace.length && ownTrace.every((t, i) => t.chosen.id === trace[i].chosen.id
+      && t.experts?.length === trace[i].experts.length && t.experts.every((row, l) => row.length === trace[i].experts[l].length
+        && row.every(([x, w], j) => x === trace[i].experts[l][j][0] && close(w, trace[i].experts[l][j][1]))));
+    check(`the same request from the test (seed ${SEED}, not streamed) gives the same tokens and experts`, own.status === 200 && sameRouting,
+          own.status === 200 ? ownTrace.map((t) => ({ id: t.chosen.id, experts: t.experts })) : own.text.slice(0, 300));
+
+    const bad = [];
+    for (const t of trace) {
+      await page.locator(`[data-testid="token"][data-step="${t.step}"]`).first().click({ timeout: WAIT });
+      const m = await expertsMismatch(page, t, K);
+      if (m) bad.push(m);
+    }
+    check(`every step's Experts section (${trace.length} steps, ${cfg.num_hidden_layers} layer rows each) shows the trace's ` +
+          "expert ids, weights (3 decimals, the tooltip in full), sums and most used", trace.length > 0 && bad.length === 0, bad.slice(0, 1));
+
+    // A fork (app.tsx's second request path) asks for the experts too: its first step's section.
+    await page.locator('[data-testid="token"][data-step="1"]').first().click({ timeout: WAIT });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="candidates"] [data-id]').length > 1, null, { timeout: WAIT });
+    const alt = (await readRows(page)).rows.find((r) => trace[1] && r.id !== trace[1].chosen.id);
+    await armStateWatch(page);
+    await page.locator(`[data-testid="candidates"] [data-id="${alt?.id}"] [data-testid="fork"]`).first().click({ timeout: WAIT });
+    await page.waitForFunction(
+      () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"
+        && document.querySelectorAll('[data-testid="branch"]').length === 2), null, { timeout: WAIT });
+    await stateNotError(page, "fork on the MoE model");
+    const forkAnswer = await poll(async () => {
+      const a = await page.evaluate(() => window.__lsAnswers[1]);
+      return a && a.text.includes("[DONE]") ? a : undefined;
+    });
+    const forkTrace = forkAnswer ? sseTrace(forkAnswer.text) : [];
+    check(`the fork asked for the experts and its trace has them (${forkTrace.length} steps)`,
+          posts[1]?.body?.logitscope?.experts === true && forkTrace.length > 0
+          && forkTrace.every((t) => t.experts?.length === cfg.num_hidden_layers), posts[1]?.body?.logitscope);
+    if (forkTrace.length > 0) {
+      await page.locator('[data-testid="branch"]').nth(1).locator('[data-testid="token"][data-step="0"]').click({ timeout: WAIT });
+      const m = await expertsMismatch(page, forkTrace[0], K);
+      check("the fork's step 0 shows its own trace's experts", m === null, m);
+    }
+    await page.screenshot({ path: path.join(artifacts, "web-experts.png"), fullPage: false });
+    check(`screenshot ${path.join(artifacts, "web-experts.png")}`, true);
+    check("no console error and no page error on the MoE model", errors.length === 0, errors);
+    console.log(`experts: ${Date.now() - start} ms`);
+  } finally {
+    await context.close().catch(() => {});
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 async function main() {
   const artifacts = path.resolve(ARGS.artifacts);
@@ -1171,7 +1320,8 @@ async function main() {
     const model = ARGS.model ?? synth(ARGS.logitscope, ARGS["tokenizer-from"], tmp);
     srv = await startServer(ARGS.logitscope, model);
     const info = await api(srv, "GET", "/v1/logitscope/info");
-    check("GET /v1/logitscope/info: 200", info.status === 200, info.text.slice(0, 200));
+    check("GET /v1/logitscope/info: 200, experts_per_token 0 (a dense model)", info.status === 200 && info.json?.experts_per_token === 0,
+          info.text.slice(0, 200));
     browser = await chromium.launch({
       executablePath: ARGS.chromium,
       timeout: WAIT,
@@ -1189,6 +1339,15 @@ async function main() {
     check("synth a second tiny model (seed 5)", made.status === 0, `${made.stdout}${made.stderr}`);
     srv = await startServer(ARGS.logitscope, model, ["--model-b", modelB]);
     await runSidePage(srv, browser);
+    await stopServer(srv);
+
+    console.log("\n== a mixture-of-experts model (synth --shape qwen3-moe-tiny)");
+    const moe = path.join(tmp, "moe");
+    const madeMoe = spawnSync(ARGS.logitscope, ["synth", "--shape", "qwen3-moe-tiny", "--out", moe, "--tokenizer-from", model],
+                              { encoding: "utf8", timeout: 120000 });
+    check("synth a tiny MoE model", madeMoe.status === 0, `${madeMoe.stdout}${madeMoe.stderr}`);
+    srv = await startServer(ARGS.logitscope, moe);
+    await runMoePage(srv, browser, artifacts, moe);
     await stopServer(srv);
 
     console.log("\n== serve --api-key");
