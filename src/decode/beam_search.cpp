@@ -86,7 +86,7 @@ std::vector<Candidate> sample_candidates(std::vector<Candidate> all, std::size_t
 // them are fed together.
 class BeamRun final : public RunState {
  public:
-  BeamRun(LogitsSource& source, const Request& job, int first_seq, GenerationRun run)
+  BeamRun(Sequences& source, const Request& job, int first_seq, GenerationRun run)
       : source_(source),
         job_(job),
         config_(job.config),
@@ -336,7 +336,7 @@ class BeamRun final : public RunState {
     done_ = true;
   }
 
-  LogitsSource& source_;
+  Sequences& source_;
   const Request& job_;
   const GenerationConfig& config_;
   GenerationRun run_;
@@ -362,7 +362,7 @@ class BeamRun final : public RunState {
 
 }  // namespace
 
-std::unique_ptr<RunState> make_beam_run(LogitsSource& source, const Request& job, int first_seq,
+std::unique_ptr<RunState> make_beam_run(Sequences& source, const Request& job, int first_seq,
                                         GenerationRun run) {
   return std::make_unique<BeamRun>(source, job, first_seq, std::move(run));
 }

@@ -57,7 +57,7 @@ int sequence_ids_needed(const GenerationConfig& config) {
   return config.num_return_sequences;
 }
 
-std::vector<std::vector<ExpertChoice>> expert_layers(const LogitsSource& source, int seq) {
+std::vector<std::vector<ExpertChoice>> expert_layers(const Sequences& source, int seq) {
   std::vector<std::vector<ExpertChoice>> out;
   const std::span<const ExpertChoice> routes = source.expert_routes(seq);
   const auto k = static_cast<std::size_t>(source.experts_per_token());
@@ -78,7 +78,7 @@ namespace {
 // stream i of the seed (stream 0 is Rng(seed) itself).
 class SamplingRun final : public RunState {
  public:
-  SamplingRun(LogitsSource& source, const Request& job, int first_seq, GenerationRun run)
+  SamplingRun(Sequences& source, const Request& job, int first_seq, GenerationRun run)
       : source_(source),
         job_(job),
         run_(std::move(run)),
@@ -258,7 +258,7 @@ class SamplingRun final : public RunState {
       job_.options.on_finish(static_cast<int>(&s - seqs_.data()), s.result);
   }
 
-  LogitsSource& source_;
+  Sequences& source_;
   const Request& job_;
   GenerationRun run_;
   int max_new_;
@@ -269,7 +269,7 @@ class SamplingRun final : public RunState {
 
 }  // namespace
 
-void check_request(const LogitsSource& source, const Request& job) {
+void check_request(const Sequences& source, const Request& job) {
   validate(job.config);
   if (job.prompt.empty())
     fail("generate: the prompt is empty; Qwen models add no BOS token, so give at least one token");
@@ -291,12 +291,12 @@ void check_request(const LogitsSource& source, const Request& job) {
     fail("stop strings need token text: the generation loop was given no token_bytes callback");
 }
 
-std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const Request& job, int first_seq,
+std::unique_ptr<RunState> make_sampling_run(Sequences& source, const Request& job, int first_seq,
                                             GenerationRun run) {
   return std::make_unique<SamplingRun>(source, job, first_seq, std::move(run));
 }
 
-std::unique_ptr<RunState> make_run(LogitsSource& source, const Request& job, int first_seq) {
+std::unique_ptr<RunState> make_run(Sequences& source, const Request& job, int first_seq) {
   GenerationRun run;
   run.mode = decode_mode(job.config);
   run.seed = job.config.seed ? *job.config.seed : random_seed();

@@ -113,7 +113,7 @@ GenerationRun generate(LogitsSource& source, std::span<const std::int32_t> promp
 
 // The router's choice of the last token fed to `seq` (LogitsSource::expert_routes) split into
 // one row per layer (a dense layer's row empty); empty when the source has none.
-std::vector<std::vector<ExpertChoice>> expert_layers(const LogitsSource& source, int seq);
+std::vector<std::vector<ExpertChoice>> expert_layers(const Sequences& source, int seq);
 
 // A fresh seed from std::random_device (used when none was given; the run reports it).
 std::uint64_t random_seed();

@@ -31,32 +31,38 @@ struct ExpertChoice {
   float weight = 0;
 };
 
-struct LogitsSource {
-  virtual ~LogitsSource() = default;
+// What a run holds between steps: the source's sizes and its table of sequences. A run forks
+// and releases its own sequences but never steps; whoever drives the runs does (generate_batch,
+// the server's scheduler, which records a run's forks and releases and applies them in order
+// after runs advanced on many threads).
+struct Sequences {
+  virtual ~Sequences() = default;
   virtual std::int32_t vocab_size() const = 0;
   // Positions a sequence may hold (the model's max_position_embeddings); 0: no limit.
   virtual std::int32_t context_limit() const { return 0; }
-  // One batched step: each feed's scores, in the order of `feeds` (a sequence at most once).
-  // The spans stay valid until the next step, fork or release on this source.
-  virtual std::vector<std::span<const float>> step(std::span<const Feed> feeds) = 0;
   // Makes `to_seq` a copy of `from_seq` (its tokens and cached state; an engine shares the
   // memory of the common prefix). Whatever `to_seq` held before is released.
   virtual void fork(int from_seq, int to_seq) = 0;
   // Forgets sequence `seq` and frees what it held; it may be fed again from empty.
   virtual void release(int seq) = 0;
-  // Calls fn(i) for every i in [0, n), each exactly once, in any order and on any thread: the
-  // step's token choices, spread over the engine's threads (each touches only its own
-  // sequence). By default in order on the calling thread.
-  virtual void parallel(std::size_t n, const std::function<void(std::size_t)>& fn) {
-    for (std::size_t i = 0; i < n; ++i) fn(i);
-  }
-
   // Experts each layer chose (top-k of the router) for the last token fed to `seq` in the latest
   // step, when its feed asked (Feed::expert_routes) and the model is a mixture of experts:
   // [layers, experts_per_token()], best first within a layer. Empty otherwise. Valid until the
   // next step.
   virtual std::span<const ExpertChoice> expert_routes(int /*seq*/) const { return {}; }
   virtual int experts_per_token() const { return 0; }
+};
+
+struct LogitsSource : Sequences {
+  // One batched step: each feed's scores, in the order of `feeds` (a sequence at most once).
+  // The spans stay valid until the next step, fork or release on this source.
+  virtual std::vector<std::span<const float>> step(std::span<const Feed> feeds) = 0;
+  // Calls fn(i) for every i in [0, n), each exactly once, in any order and on any thread: the
+  // step's token choices, spread over the engine's threads (each touches only its own
+  // sequence). By default in order on the calling thread.
+  virtual void parallel(std::size_t n, const std::function<void(std::size_t)>& fn) {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+  }
 
   // A step with one feed.
   std::span<const float> feed(int seq, std::span<const std::int32_t> tokens,

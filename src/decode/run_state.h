@@ -31,18 +31,19 @@ class RunState {
 
 // Throws ls::Error when a request cannot run: invalid settings, an empty prompt or one that
 // leaves no room in the context, stop strings without token text, a bad cached_prefix.
-void check_request(const LogitsSource& source, const Request& job);
+void check_request(const Sequences& source, const Request& job);
 // Sequence ids [first_seq, first_seq + sequence_ids_needed(config)) of `source` are the run's.
 int sequence_ids_needed(const GenerationConfig& config);
 // Greedy or sampled sequences (generate.cpp); `run` carries mode and seed in.
-std::unique_ptr<RunState> make_sampling_run(LogitsSource& source, const Request& job, int first_seq,
+std::unique_ptr<RunState> make_sampling_run(Sequences& source, const Request& job, int first_seq,
                                             GenerationRun run);
 // Beam search or beam sampling (beam_search.cpp).
-std::unique_ptr<RunState> make_beam_run(LogitsSource& source, const Request& job, int first_seq,
+std::unique_ptr<RunState> make_beam_run(Sequences& source, const Request& job, int first_seq,
                                         GenerationRun run);
 // The run a request becomes (beam search or sampling), its seed drawn at random when the
-// config has none; the request must have passed check_request and outlive the run.
-std::unique_ptr<RunState> make_run(LogitsSource& source, const Request& job, int first_seq);
+// config has none; the request must have passed check_request and outlive the run. The run
+// forks and releases its sequences in `source` but never steps it: its driver does.
+std::unique_ptr<RunState> make_run(Sequences& source, const Request& job, int first_seq);
 // The header of a run (stage order, settings and their sources).
 RunHeader make_header(const GenerationConfig& config, DecodeMode mode, std::uint64_t seed,
                       const ProcessorChain& chain, std::size_t prompt_len);

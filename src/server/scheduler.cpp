@@ -29,21 +29,17 @@ std::vector<std::pair<std::size_t, Event>> JobChannel::wait(std::chrono::millise
   return out;
 }
 
-std::vector<std::span<const float>> DeferredSource::step(std::span<const decode::Feed>) {
-  fail("the scheduler steps the engine itself; a run must not");
-}
-
-void DeferredSource::fork(int from_seq, int to_seq) {
+void DeferredSequences::fork(int from_seq, int to_seq) {
   std::lock_guard lock(mutex_);
   ops_.emplace_back(from_seq, to_seq);
 }
 
-void DeferredSource::release(int seq) {
+void DeferredSequences::release(int seq) {
   std::lock_guard lock(mutex_);
   ops_.emplace_back(seq, -1);
 }
 
-void DeferredSource::apply() {
+void DeferredSequences::apply() {
   std::lock_guard lock(mutex_);
   for (const auto& [a, b] : ops_) {
     if (b < 0)

@@ -136,15 +136,15 @@ struct SchedulerStats {
   double choice_seconds = 0;  // choosing tokens (chains, sampling, logprobs), across threads
 };
 
-// The engine as runs see it while they advance in parallel: fork and release are recorded and
-// applied afterwards on the loop thread, in order (the engine's sequence table is not
-// thread-safe; each run touches only its own sequences, so only the order within a run counts).
-class DeferredSource final : public decode::LogitsSource {
+// The engine's sequences as runs see them while they advance in parallel: fork and release are
+// recorded and applied afterwards on the loop thread, in order (the engine's sequence table is
+// not thread-safe; each run touches only its own sequences, so only the order within a run
+// counts). Runs never step: the scheduler steps the engine itself.
+class DeferredSequences final : public decode::Sequences {
  public:
-  explicit DeferredSource(engine::Engine& engine) : engine_(engine) {}
+  explicit DeferredSequences(engine::Engine& engine) : engine_(engine) {}
   std::int32_t vocab_size() const override { return engine_.vocab_size(); }
   std::int32_t context_limit() const override { return engine_.context_limit(); }
-  std::vector<std::span<const float>> step(std::span<const decode::Feed> feeds) override;
   void fork(int from_seq, int to_seq) override;
   void release(int seq) override;
   // The engine's, as of the latest step (read-only while runs advance).
@@ -196,7 +196,7 @@ class Scheduler {
   void run_tasks();
 
   engine::Engine& engine_;
-  DeferredSource deferred_;
+  DeferredSequences deferred_;
   PrefixCache cache_;
   ThreadPool& pool_;
   const engine::LoadedModel& model_;
