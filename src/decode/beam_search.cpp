@@ -118,11 +118,12 @@ class BeamRun final : public RunState {
 
   void feeds(std::vector<Feed>& out) override {
     if (done_) return;
+    const bool routes = wants_routes();
     if (!prefilled_) {
-      out.push_back({running_[0].slot, job_.prompt});
+      out.push_back({running_[0].slot, job_.prompt, false, routes});
       return;
     }
-    for (const Beam& b : running_) out.push_back({b.slot, {&b.tokens.back(), 1}});
+    for (const Beam& b : running_) out.push_back({b.slot, {&b.tokens.back(), 1}, false, routes});
   }
 
   void advance(std::span<const std::span<const float>> scores) override {
@@ -135,6 +136,10 @@ class BeamRun final : public RunState {
   GenerationRun take_result() override { return std::move(run_); }
 
  private:
+  bool wants_routes() const {
+    return job_.options.expert_routes && job_.options.on_step && source_.experts_per_token() > 0;
+  }
+
   double penalised(double sum, std::size_t length) const {
     return sum / std::pow(static_cast<double>(length), config_.length_penalty);
   }
@@ -257,6 +262,9 @@ class BeamRun final : public RunState {
         bt.status = status[r];
         trace.beams.push_back(std::move(bt));
       }
+      if (wants_routes())
+        for (const Beam& beam : running_)
+          trace.beam_experts.push_back(expert_layers(source_, beam.slot));
       options.on_step(trace);
     }
     ++cur_len_;

@@ -76,6 +76,9 @@ struct StepTrace {
   // processed the input token of this step (the token whose logits this step chose from) and
   // their weights, best first; a dense layer's row is empty. Empty otherwise.
   std::vector<std::vector<ExpertChoice>> experts;
+  // Beam search, the same for each beam that ran this step (index = BeamTrace::parent): the
+  // experts of the token that beam was fed, whose logits its continuations came from.
+  std::vector<std::vector<std::vector<ExpertChoice>>> beam_experts;
 };
 
 // The top `n` tokens (score > -inf) of `scores`, with their softmax probabilities.

@@ -149,15 +149,16 @@ json step_json(const StepTrace& s, const TokenBytesFn& token_bytes) {
     j["draw"] = s.draw ? json(*s.draw) : json(nullptr);
     j["sequence_logprob"] = number(s.sequence_logprob);
   }
-  if (!s.experts.empty()) {
+  const auto experts_json = [](const std::vector<std::vector<ExpertChoice>>& experts) {
     json layers = json::array();
-    for (const auto& layer : s.experts) {
+    for (const auto& layer : experts) {
       json row = json::array();
       for (const auto& e : layer) row.push_back({e.expert, number(e.weight)});
       layers.push_back(std::move(row));
     }
-    j["experts"] = std::move(layers);
-  }
+    return layers;
+  };
+  if (!s.experts.empty()) j["experts"] = experts_json(s.experts);
   if (!s.beams.empty()) {
     json beams = json::array();
     for (const auto& b : s.beams) {
@@ -170,6 +171,11 @@ json step_json(const StepTrace& s, const TokenBytesFn& token_bytes) {
                        {"score", number(b.score)}});
     }
     j["beams"] = std::move(beams);
+  }
+  if (!s.beam_experts.empty()) {
+    json per_beam = json::array();
+    for (const auto& experts : s.beam_experts) per_beam.push_back(experts_json(experts));
+    j["beam_experts"] = std::move(per_beam);
   }
   return j;
 }

@@ -86,14 +86,17 @@ std::string format_step(const StepTrace& s, const TokenBytesFn& token_bytes,
         "sequence logprob {:.4f}\n",
         s.entropy_before, s.entropy_after, pct(s.mass_removed, 2), s.sequence_logprob);
   }
-  if (!s.experts.empty() && experts_shown > 0) {
+  // The router's choice for a token: "experts of WHOSE (layer expert:weight, best N of K ...)".
+  const auto experts_block = [&](const std::vector<std::vector<ExpertChoice>>& experts,
+                                 const std::string& whose) {
+    if (experts.empty() || experts_shown == 0) return;
     std::size_t per_layer = 0;
-    for (const auto& layer : s.experts) per_layer = std::max(per_layer, layer.size());
-    out +=
-        fmt::format("  experts of the input token (layer expert:weight, best {} of {} per layer)\n",
-                    std::min(experts_shown, per_layer), per_layer);
-    out += format_experts(s.experts, experts_shown, "    ");
-  }
+    for (const auto& layer : experts) per_layer = std::max(per_layer, layer.size());
+    out += fmt::format("  experts of {} (layer expert:weight, best {} of {} per layer)\n", whose,
+                       std::min(experts_shown, per_layer), per_layer);
+    out += format_experts(experts, experts_shown, "    ");
+  };
+  experts_block(s.experts, "the input token");
   for (const auto& b : s.beams) {
     std::string text;
     for (std::int32_t id : b.tokens) {
@@ -102,6 +105,8 @@ std::string format_step(const StepTrace& s, const TokenBytesFn& token_bytes,
     out += fmt::format("  {:<8} from beam {:>2}  score {:>10.4f}  sum logprob {:>10.4f}  \"{}\"\n",
                        b.status, b.parent, b.score, b.sum_logprob, text);
   }
+  for (std::size_t b = 0; b < s.beam_experts.size(); ++b)
+    experts_block(s.beam_experts[b], fmt::format("beam {}'s input token", b));
   return out;
 }
 

@@ -20,6 +20,9 @@ Checks:
   (c) `generate --trace --experts all`: the text's `experts` lines equal the JSON's to the 3 printed
       decimals; `--experts 1` lists one per layer; `--experts 0` none;
   (d) `next --json`: `experts` of the prompt's last token vs the reference;
+  (g) beam search (num_beams 2): each step's `beam_experts`, one per beam that ran (the prompt for
+      step 0, then the previous step's live beams in order), against the reference over that
+      beam's tokens; every candidate extends its parent's tokens; --trace prints them per beam;
   (e) power: the weights of the reference with renormalisation flipped (norm_topk_prob models) are
       farther than 100x the tolerance from the engine's;
   (f) a dense model: no `experts` key in --json steps or `next --json`, no experts lines in --trace.
@@ -203,6 +206,47 @@ def check_power(name, d, lines, prompt):
             % (name, worst, 100 * TOL))
 
 
+def check_beams(name, d, prompt, m):
+    lines = generate_json(d, prompt, ["--num-beams", "2", "--do-sample", "false"])
+    if lines is None:
+        return 0.0
+    steps = sorted((j for j in lines if j.get("type") == "step"), key=lambda j: j["step"])
+    worst, running = 0.0, [[]]  # the tokens of each beam that runs this step
+    C.check(len(steps) > 1, "%s beams: %d steps" % (name, len(steps)))
+    queries = []  # (tag, the engine's experts, prompt + the beam's tokens)
+    for j in steps:
+        k = j["step"]
+        got = j.get("beam_experts")
+        if not C.check(isinstance(got, list) and len(got) == len(running),
+                       "%s beams step %d: beam_experts for each of the %d beams that ran (got %s)"
+                       % (name, k, len(running), len(got) if isinstance(got, list) else got)):
+            break
+        beams = j["beams"]
+        ids = [[t["id"] for t in c["tokens"]] for c in beams]
+        C.check(all(ids[i][:-1] == running[c["parent"]] for i, c in enumerate(beams)),
+                "%s beams step %d: every candidate extends its parent's tokens" % (name, k))
+        for b, toks in enumerate(running):
+            full = list(prompt) + toks
+            queries.append(("%s beams step %d beam %d (input token %d)" % (name, k, b, full[-1]), got[b], full))
+        running = [ids[i] for i, c in enumerate(beams) if c["status"] == "live"]
+    # A causal pass over a sequence routes every prefix of it: one reference pass per sequence
+    # that is no other's prefix, longest first.
+    passes = []  # (tokens, routes)
+    for tag, got_b, full in sorted(queries, key=lambda q: -len(q[2])):
+        done = next((r for t, r in passes if t[:len(full)] == full), None)
+        if done is None:
+            done = m.routes(full)
+            passes.append((full, done))
+        w, _ = compare_routes(tag, got_b, done[len(full) - 1])
+        worst = max(worst, w)
+    p, _ = tfr.run(["generate", "--model", d, "--tokens", ",".join(map(str, prompt)), "--max-new-tokens", "2",
+                    "--num-beams", "2", "--do-sample", "false", "--trace", "--experts", "all"])
+    C.check(p.returncode == 0 and "experts of beam 0's input token" in p.stdout
+            and "experts of beam 1's input token" in p.stdout,
+            "%s beams: --trace prints each beam's experts %s" % (name, p.stderr.strip()[-300:]))
+    return worst
+
+
 def check_dense(tmp, tok_dir):
     d = os.path.join(tmp, "dense")
     p, _ = tfr.synth(d, "f32", 3, False, tok_dir, shape="tiny")
@@ -253,6 +297,7 @@ def main():
         if sampled is not None:
             worst = max(worst, check_steps(name + " sampled n=2", m, prompt, sampled, seqs=2))
         check_next(name, d, prompt, m)
+        worst = max(worst, check_beams(name, d, prompt, m))
     check_dense(tmp, tok_src)
     return C.finish(t0, "; routing weights max diff %.3g (tolerance %g)" % (worst, TOL))
 
