@@ -19,7 +19,7 @@ export function ExpertsSection(props: { step: Step }) {
         <thead>
           <tr>
             <th scope="col">layer</th>
-            <th scope="col">experts (weight), best first</th>
+            <th scope="col" class="expert-cells">experts (weight), best first</th>
             <th scope="col">sum</th>
           </tr>
         </thead>
