@@ -1,50 +1,68 @@
-// Names and sizes of the element types.
+// Names and sizes of the element types: one table, the single home of these facts (kernels
+// keep the functions of each block type, kernels/quant/traits.h); f16 conversions.
 #include "core/dtype.h"
 
 #include "core/error.h"
 
 #include <cmath>
+#include <iterator>
 
 namespace ls {
 
+namespace {
+
+// One row per element type, in the enum's order: its file spelling, elements per block and
+// bytes per block (the float types: 1 element of their own size). kernels/quant/blocks.h has
+// the block layouts behind the byte counts; kernels/quant/traits.h the functions of each type.
+struct DTypeInfo {
+  DType type;
+  std::string_view name;
+  std::size_t block_elems;
+  std::size_t block_bytes;
+};
+
+// clang-format off
+constexpr DTypeInfo kDTypes[] = {
+    {DType::F32,    "F32",      1,   4},
+    {DType::F16,    "F16",      1,   2},
+    {DType::BF16,   "BF16",     1,   2},
+    {DType::Q8_0,   "Q8_0",    32,  34},
+    {DType::Q4_0,   "Q4_0",    32,  18},
+    {DType::Q4_K,   "Q4_K",   256, 144},
+    {DType::Q6_K,   "Q6_K",   256, 210},
+    {DType::Q8_K,   "Q8_K",   256, 292},
+    {DType::Q5_0,   "Q5_0",    32,  22},
+    {DType::Q5_1,   "Q5_1",    32,  24},
+    {DType::Q4_1,   "Q4_1",    32,  20},
+    {DType::IQ4_NL, "IQ4_NL",  32,  18},
+    {DType::Q5_K,   "Q5_K",   256, 176},
+    {DType::Q3_K,   "Q3_K",   256, 110},
+    {DType::Q2_K,   "Q2_K",   256,  84},
+};
+// clang-format on
+
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kDTypes); ++i)
+    if (static_cast<std::size_t>(kDTypes[i].type) != i) return false;
+  return true;
+}
+static_assert(in_enum_order() && std::size(kDTypes) == static_cast<std::size_t>(DType::Q2_K) + 1);
+
+const DTypeInfo* info(DType t) {
+  const auto i = static_cast<std::size_t>(t);
+  return i < std::size(kDTypes) ? &kDTypes[i] : nullptr;
+}
+
+}  // namespace
+
 std::string_view dtype_name(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "F32";
-    case DType::F16:
-      return "F16";
-    case DType::BF16:
-      return "BF16";
-    case DType::Q8_0:
-      return "Q8_0";
-    case DType::Q4_0:
-      return "Q4_0";
-    case DType::Q4_K:
-      return "Q4_K";
-    case DType::Q6_K:
-      return "Q6_K";
-    case DType::Q8_K:
-      return "Q8_K";
-    case DType::Q5_0:
-      return "Q5_0";
-    case DType::Q5_1:
-      return "Q5_1";
-    case DType::Q4_1:
-      return "Q4_1";
-    case DType::IQ4_NL:
-      return "IQ4_NL";
-    case DType::Q5_K:
-      return "Q5_K";
-    case DType::Q3_K:
-      return "Q3_K";
-    case DType::Q2_K:
-      return "Q2_K";
-  }
-  return "?";
+  const DTypeInfo* d = info(t);
+  return d != nullptr ? d->name : "?";
 }
 
 bool dtype_is_quantized(DType t) {
-  return t != DType::F32 && t != DType::F16 && t != DType::BF16;
+  const DTypeInfo* d = info(t);
+  return d != nullptr && d->block_elems > 1;
 }
 
 std::size_t dtype_size(DType t) {
@@ -52,60 +70,13 @@ std::size_t dtype_size(DType t) {
 }
 
 std::size_t dtype_block_elems(DType t) {
-  switch (t) {
-    case DType::Q8_0:
-    case DType::Q4_0:
-    case DType::Q5_0:
-    case DType::Q5_1:
-    case DType::Q4_1:
-    case DType::IQ4_NL:
-      return 32;
-    case DType::Q4_K:
-    case DType::Q6_K:
-    case DType::Q8_K:
-    case DType::Q5_K:
-    case DType::Q3_K:
-    case DType::Q2_K:
-      return 256;
-    default:
-      return 1;
-  }
+  const DTypeInfo* d = info(t);
+  return d != nullptr ? d->block_elems : 1;
 }
 
 std::size_t dtype_block_bytes(DType t) {
-  switch (t) {
-    case DType::F32:
-      return 4;
-    case DType::F16:
-    case DType::BF16:
-      return 2;
-    case DType::Q8_0:
-      return 34;  // f16 scale + 32 int8
-    case DType::Q4_0:
-      return 18;  // f16 scale + 32 nibbles
-    case DType::Q4_K:
-      return 144;  // f16 d, dmin + 12 bytes of 6-bit scales/mins + 128 nibble bytes
-    case DType::Q6_K:
-      return 210;  // 128 low nibbles + 64 high 2-bit + 16 int8 scales + f16 d
-    case DType::Q8_K:
-      return 292;  // f32 d + 256 int8 + 16 int16 block sums
-    case DType::Q5_0:
-      return 22;  // f16 d + 32 fifth bits + 32 nibbles
-    case DType::Q5_1:
-      return 24;  // f16 d, m + 32 fifth bits + 32 nibbles
-    case DType::Q4_1:
-      return 20;  // f16 d, m + 32 nibbles
-    case DType::IQ4_NL:
-      return 18;  // f16 d + 32 nibbles (indices into a 16-entry table)
-    case DType::Q5_K:
-      return 176;  // f16 d, dmin + 12 bytes of 6-bit scales/mins + 32 fifth-bit bytes + 128 nibbles
-    case DType::Q3_K:
-      return 110;  // 32 high-bit bytes + 64 bytes of 2-bit quants + 12 bytes of 6-bit scales + f16
-                   // d
-    case DType::Q2_K:
-      return 84;  // 16 bytes of 4-bit scale/min + 64 bytes of 2-bit quants + f16 d, dmin
-  }
-  return 0;
+  const DTypeInfo* d = info(t);
+  return d != nullptr ? d->block_bytes : 0;
 }
 
 std::size_t dtype_bytes(DType t, std::int64_t n) {
