@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "core/dtype.h"
-#include "kernels/bf16_dot_simd.h"
 #include "kernels/cpu_info.h"
+#include "kernels/x86/bf16_dot_simd.h"
 
 namespace ls::kernels {
 

@@ -10,25 +10,35 @@
 #include <vector>
 
 #include "core/error.h"
-#include "kernels/interleave_simd.h"
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/quant/traits.h"
+#include "kernels/x86/interleave_simd.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace ls::kernels {
 namespace {
 
 constexpr std::size_t kScaleBytes = 2 * kInterleave;  // the 8 f16 scales of a block-group
 
+using quant_detail::Interleaving;
+
+// How the type's rows are interleaved (its row of quant/traits.h).
+Interleaving interleaving(DType type) {
+  const quant_detail::QuantTraits* q = quant_detail::find_quant_traits(type);
+  return q == nullptr ? Interleaving::kNone : q->interleaving;
+}
+
 // Q4_K, Q5_K and Q6_K rows: interleaved by whole blocks.
 bool k_blocks(DType type) {
-  return type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K;
+  return interleaving(type) == Interleaving::kWholeBlocks;
 }
 
 // K-quant blocks only where their AVX-512BW group kernels run (elsewhere the file's rows are read
 // one after another, which their AVX2 kernels do best).
 bool interleavable(DType type) {
-  return type == DType::Q8_0 || type == DType::Q4_0 || type == DType::Q5_0 || type == DType::Q5_1 ||
-         type == DType::IQ4_NL || (k_blocks(type) && quant_detail::simd_vnni());
+  const Interleaving i = interleaving(type);
+  return i == Interleaving::kWords ||
+         (i == Interleaving::kWholeBlocks && quant_detail::simd_vnni());
 }
 
 void check_type(DType type, const char* what) {

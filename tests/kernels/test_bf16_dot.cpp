@@ -12,7 +12,7 @@
 
 #include "core/dtype.h"
 #include "kernels/bf16_dot.h"
-#include "kernels/bf16_dot_simd.h"
+#include "kernels/x86/bf16_dot_simd.h"
 
 namespace {
 

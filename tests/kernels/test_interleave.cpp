@@ -15,9 +15,10 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "kernels/interleave.h"
-#include "kernels/interleave_simd.h"
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/quant/traits.h"
+#include "kernels/x86/interleave_simd.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace {
 

@@ -14,12 +14,60 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/quant/traits.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace {
 
 using ls::DType;
 namespace k = ls::kernels;
+
+template <typename Block>
+void expect_block_size(DType t) {
+  EXPECT_EQ(sizeof(Block), ls::dtype_block_bytes(t)) << ls::dtype_name(t);
+}
+
+}  // namespace
+
+// The layouts of quant/blocks.h have core's byte counts, every block type of core has a row in
+// the traits table (and the float types none), and each row is whole: a weight type has its
+// scalar dot, reference and AVX2 tile and dots against an activation type's row.
+TEST(QuantTraits, OneWholeRowPerBlockTypeOfCore) {
+  expect_block_size<k::BlockQ8_0>(DType::Q8_0);
+  expect_block_size<k::BlockQ4_0>(DType::Q4_0);
+  expect_block_size<k::BlockQ4_1>(DType::Q4_1);
+  expect_block_size<k::BlockQ5_0>(DType::Q5_0);
+  expect_block_size<k::BlockQ5_1>(DType::Q5_1);
+  expect_block_size<k::BlockIQ4_NL>(DType::IQ4_NL);
+  expect_block_size<k::BlockQ2_K>(DType::Q2_K);
+  expect_block_size<k::BlockQ3_K>(DType::Q3_K);
+  expect_block_size<k::BlockQ4_K>(DType::Q4_K);
+  expect_block_size<k::BlockQ5_K>(DType::Q5_K);
+  expect_block_size<k::BlockQ6_K>(DType::Q6_K);
+  expect_block_size<k::BlockQ8_K>(DType::Q8_K);
+  for (int i = 0; i <= static_cast<int>(DType::Q2_K); ++i) {
+    const auto t = static_cast<DType>(i);
+    const k::quant_detail::QuantTraits* q = k::quant_detail::find_quant_traits(t);
+    ASSERT_EQ(q != nullptr, ls::dtype_is_quantized(t)) << ls::dtype_name(t);
+    if (q == nullptr) continue;
+    EXPECT_EQ(q->type, t);
+    EXPECT_EQ(ls::dtype_block_elems(t),
+              q->family == k::quant_detail::QuantFamily::kBlocks32 ? 32u : 256u);
+    EXPECT_NE(q->quantize, nullptr);
+    EXPECT_NE(q->dequantize, nullptr);
+    const k::quant_detail::QuantTraits* act = k::quant_detail::find_quant_traits(q->activation);
+    ASSERT_NE(act, nullptr);
+    EXPECT_TRUE(act->is_activation()) << ls::dtype_name(t);
+    EXPECT_NE(act->quantize_avx2, nullptr) << ls::dtype_name(t);
+    EXPECT_EQ(ls::dtype_block_elems(q->activation), ls::dtype_block_elems(t));
+    if (q->is_weight()) {
+      EXPECT_NE(q->dot_ref, nullptr) << ls::dtype_name(t);
+      EXPECT_NE(q->tile_avx2, nullptr) << ls::dtype_name(t);
+    }
+  }
+}
+
+namespace {
 
 // Kinds of row content the tests sweep: random normal, zeros, all equal, huge, tiny, mixed
 // scales per block, and values that land exactly on rounding ties.
@@ -227,9 +275,9 @@ TEST(QuantFormats, KQuantErrorBounded) {
   }
 }
 
-// The 32-element formats added later: RMS error per block within a fraction of the step between
+// The levels-model 32-element formats: RMS error per block within a fraction of the step between
 // levels (IQ4_NL: its widest gap, 24 of the table's 240, is 1.5 steps of a uniform 4-bit grid).
-TEST(QuantFormats, More32ErrorBounded) {
+TEST(QuantFormats, Blocks32LevelsErrorBounded) {
   std::mt19937 rng(12);
   for (DType t : {DType::Q5_0, DType::Q5_1, DType::Q4_1, DType::IQ4_NL}) {
     const double levels = t == DType::Q5_0 || t == DType::Q5_1 ? 31 : 15;
@@ -560,12 +608,8 @@ TEST(QuantDot, Avx512RowGroupTilesEqualScalarBitForBit) {
   std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
   for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q5_0, DType::Q5_1, DType::Q4_1}) {
     const DType a = k::dot_activation_type(t);
-    const auto tile = [t](auto... args) {
-      return t == DType::Q4_K   ? k::quant_detail::dot_tile_q4_k_avx512(args...)
-             : t == DType::Q5_K ? k::quant_detail::dot_tile_q5_k_avx512(args...)
-             : t == DType::Q6_K ? k::quant_detail::dot_tile_q6_k_avx512(args...)
-                                : k::quant_detail::dot_tile_32_avx512(t, args...);
-    };
+    const auto tile = k::quant_detail::find_quant_traits(t)->rows8_avx512;
+    ASSERT_NE(tile, nullptr) << ls::dtype_name(t);
     for (std::size_t n : {256u, 1792u, 4864u, 896u, 32u}) {
       if (n % ls::dtype_block_elems(t) != 0) continue;
       const std::size_t wb = ls::dtype_bytes(t, static_cast<std::int64_t>(n));

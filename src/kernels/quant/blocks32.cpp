@@ -1,17 +1,46 @@
-// The 32-element block formats beyond Q8_0 / Q4_0: Q5_0, Q5_1, Q4_1 and IQ4_NL. Their levels
-// (shared by the dequantizers and the scalar dot products), block -> float32 (the definition of
-// each format) and float32 -> block with GGML's reference rules (quantize_row_q5_0_ref etc.;
-// IQ4_NL: the scale search llama-quantize runs without an importance matrix), so that files match
-// llama.cpp's byte for byte.
+// The 32-element block formats: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL. Block -> float32 (the
+// definition of each format), float32 -> block with GGML's reference rules (quantize_row_q8_0_ref
+// etc.; IQ4_NL: the scale search llama-quantize runs without an importance matrix), so that files
+// match llama.cpp's byte for byte, and the levels of the levels-model formats (shared by their
+// dequantizers and scalar dot products, quant/blocks32_dot.cpp).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "core/error.h"
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/quant/detail.h"
 
 namespace ls::kernels::quant_detail {
 namespace {
+
+void quantize_q8_0(const float* x, BlockQ8_0* y) {
+  float amax = 0.0f;
+  for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+  const float d = amax / 127;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  y->d = f32_to_f16(d);
+  for (int j = 0; j < 32; ++j) y->qs[j] = static_cast<std::int8_t>(std::round(x[j] * id));
+}
+
+void quantize_q4_0(const float* x, BlockQ4_0* y) {
+  // The signed value of largest magnitude maps to -8, so the full range -8..7 is used.
+  float amax = 0.0f, max = 0.0f;
+  for (int j = 0; j < 32; ++j) {
+    if (amax < std::fabs(x[j])) {
+      amax = std::fabs(x[j]);
+      max = x[j];
+    }
+  }
+  const float d = max / -8;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  y->d = f32_to_f16(d);
+  for (int j = 0; j < 16; ++j) {
+    const int lo = std::min(15, static_cast<int>(static_cast<std::int8_t>(x[j] * id + 8.5f)));
+    const int hi = std::min(15, static_cast<int>(static_cast<std::int8_t>(x[j + 16] * id + 8.5f)));
+    y->qs[j] = static_cast<std::uint8_t>(lo | (hi << 4));
+  }
+}
 
 std::uint16_t u16_at(const std::uint8_t* p) {
   std::uint16_t v;
@@ -160,9 +189,22 @@ void quantize_iq4_nl(const float* x, std::uint8_t* out) {
   pack_nibbles(q, out + 2);
 }
 
+// value = d * level (Q5_0, IQ4_NL), d * level + m (Q4_1, Q5_1): one float product, one sum.
+void dequantize_levels_block(DType t, const std::uint8_t* in, float* y) {
+  int q[32];
+  blocks32_levels(t, in, q);
+  const float d = f16_to_f32(u16_at(in));
+  if (t == DType::Q5_1 || t == DType::Q4_1) {
+    const float m = f16_to_f32(u16_at(in + 2));
+    for (int e = 0; e < 32; ++e) y[e] = static_cast<float>(q[e]) * d + m;
+  } else {
+    for (int e = 0; e < 32; ++e) y[e] = static_cast<float>(q[e]) * d;
+  }
+}
+
 }  // namespace
 
-void levels_32(DType t, const std::uint8_t* b, int q[32]) {
+void blocks32_levels(DType t, const std::uint8_t* b, int q[32]) {
   switch (t) {
     case DType::Q5_0:
       nibbles(b + 6, q);
@@ -181,36 +223,85 @@ void levels_32(DType t, const std::uint8_t* b, int q[32]) {
       for (int e = 0; e < 32; ++e) q[e] = kIq4nlValues[q[e]];
       return;
     default:
-      fail("levels_32: expected Q5_0, Q5_1, Q4_1 or IQ4_NL, got {}", dtype_name(t));
+      fail("blocks32_levels: expected Q5_0, Q5_1, Q4_1 or IQ4_NL, got {}", dtype_name(t));
   }
 }
 
-void quantize_block_32(DType t, const float* x, std::uint8_t* out) {
-  switch (t) {
-    case DType::Q5_0:
-      return quantize_q5_0(x, out);
-    case DType::Q5_1:
-      return quantize_min_format(x, out, true);
-    case DType::Q4_1:
-      return quantize_min_format(x, out, false);
-    case DType::IQ4_NL:
-      return quantize_iq4_nl(x, out);
-    default:
-      fail("quantize_block_32: expected Q5_0, Q5_1, Q4_1 or IQ4_NL, got {}", dtype_name(t));
+// ---- Rows -------------------------------------------------------------------------------------
+
+void quantize_row_q8_0(const float* x, std::uint8_t* out, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b) {
+    BlockQ8_0 blk;  // built in an aligned local, then copied: `out` has no alignment guarantee
+    quantize_q8_0(x + 32 * b, &blk);
+    std::memcpy(out + b * sizeof blk, &blk, sizeof blk);
   }
 }
 
-// value = d * level (Q5_0, IQ4_NL), d * level + m (Q4_1, Q5_1): one float product, one sum.
-void dequantize_block_32(DType t, const std::uint8_t* in, float* y) {
-  int q[32];
-  levels_32(t, in, q);
-  const float d = f16_to_f32(u16_at(in));
-  if (t == DType::Q5_1 || t == DType::Q4_1) {
-    const float m = f16_to_f32(u16_at(in + 2));
-    for (int e = 0; e < 32; ++e) y[e] = static_cast<float>(q[e]) * d + m;
-  } else {
-    for (int e = 0; e < 32; ++e) y[e] = static_cast<float>(q[e]) * d;
+void dequantize_row_q8_0(const std::uint8_t* in, float* y, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b, y += 32) {
+    BlockQ8_0 blk;
+    std::memcpy(&blk, in + b * sizeof blk, sizeof blk);
+    const float d = f16_to_f32(blk.d);
+    for (int j = 0; j < 32; ++j) y[j] = blk.qs[j] * d;
   }
+}
+
+void quantize_row_q4_0(const float* x, std::uint8_t* out, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b) {
+    BlockQ4_0 blk;
+    quantize_q4_0(x + 32 * b, &blk);
+    std::memcpy(out + b * sizeof blk, &blk, sizeof blk);
+  }
+}
+
+void dequantize_row_q4_0(const std::uint8_t* in, float* y, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b, y += 32) {
+    BlockQ4_0 blk;
+    std::memcpy(&blk, in + b * sizeof blk, sizeof blk);
+    const float d = f16_to_f32(blk.d);
+    for (int j = 0; j < 16; ++j) {
+      y[j] = ((blk.qs[j] & 0x0F) - 8) * d;
+      y[j + 16] = ((blk.qs[j] >> 4) - 8) * d;
+    }
+  }
+}
+
+void quantize_row_q4_1(const float* x, std::uint8_t* out, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b)
+    quantize_min_format(x + 32 * b, out + b * sizeof(BlockQ4_1), false);
+}
+
+void dequantize_row_q4_1(const std::uint8_t* in, float* y, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b)
+    dequantize_levels_block(DType::Q4_1, in + b * sizeof(BlockQ4_1), y + 32 * b);
+}
+
+void quantize_row_q5_0(const float* x, std::uint8_t* out, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b) quantize_q5_0(x + 32 * b, out + b * sizeof(BlockQ5_0));
+}
+
+void dequantize_row_q5_0(const std::uint8_t* in, float* y, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b)
+    dequantize_levels_block(DType::Q5_0, in + b * sizeof(BlockQ5_0), y + 32 * b);
+}
+
+void quantize_row_q5_1(const float* x, std::uint8_t* out, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b)
+    quantize_min_format(x + 32 * b, out + b * sizeof(BlockQ5_1), true);
+}
+
+void dequantize_row_q5_1(const std::uint8_t* in, float* y, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b)
+    dequantize_levels_block(DType::Q5_1, in + b * sizeof(BlockQ5_1), y + 32 * b);
+}
+
+void quantize_row_iq4_nl(const float* x, std::uint8_t* out, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b) quantize_iq4_nl(x + 32 * b, out + b * sizeof(BlockIQ4_NL));
+}
+
+void dequantize_row_iq4_nl(const std::uint8_t* in, float* y, std::size_t nb) {
+  for (std::size_t b = 0; b < nb; ++b)
+    dequantize_levels_block(DType::IQ4_NL, in + b * sizeof(BlockIQ4_NL), y + 32 * b);
 }
 
 }  // namespace ls::kernels::quant_detail

@@ -1,24 +1,22 @@
-// Internals shared by the quant*.cpp files (not part of the public interface): the scalar
-// activation quantizers, the AVX2 entry points, and the accumulation model that every
-// implementation of a quantized dot product follows so that scalar, AVX2 and tile forms give
-// the same bits.
+// Internals of the quantized formats (not part of the public interface): the accumulation models
+// that every implementation of a dot product follows, so that scalar, AVX2 and AVX-512 forms give
+// the same bits, and the scalar functions of each block type (quant/blocks32*.cpp,
+// quant/kquants*.cpp) that quant/traits.cpp lists per type.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
-#include <immintrin.h>
-
-#include "kernels/cpu_info.h"
 #include "kernels/quant.h"
 
 namespace ls::kernels::quant_detail {
 
-// Accumulation model of the 32-element formats (Q8_0 and Q4_0 weights, Q8_0 activations):
-// block b contributes the exact integer sum s_b = sum_i qw[i] * qx[i] and the scale
-// c_b = d_w * d_x (float product of the two f16 scales). Chunks of 8 blocks are processed at a
-// time; block b of a chunk goes to float lane kLane[type][b % 8]:
+// ---- 32-element blocks (Q8_0 activations) -----------------------------------------------------
+
+// Accumulation model of Q8_0 and Q4_0 weights (the chunked model): block b contributes the exact
+// integer sum s_b = sum_i qw[i] * qx[i] and the scale c_b = d_w * d_x (float product of the two
+// f16 scales). Chunks of 8 blocks are processed at a time; block b of a chunk goes to float lane
+// kLane[type][b % 8]:
 //   lane = fma(float(s_b), c_b, lane)
 // A ragged last chunk is padded with s = 0, c = 0 (fma(0, 0, lane) == lane). The result is the
 // fixed tree ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). The lane of a block is whatever
@@ -34,59 +32,26 @@ inline float sum_lanes(const float l[8]) {
   return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
 }
 
-// Accumulation model of the 256-element formats (Q4_K, Q6_K weights, Q8_K activations): per
-// block, exact integer sums, then in block order
-//   a = fma(float(isum), d_x * d_w, a);  m = fma(float(msum), d_x * dmin_w, m)  (Q4_K only)
-// and the result a - m (Q6_K: a).
-
-// Accumulation model of the 32-element formats with Q8_0 activations added later (Q5_0, IQ4_NL:
-// signed levels; Q4_1, Q5_1: unsigned levels plus a minimum), quant_dot_more.cpp and
-// quant_avx2_32.cpp. Block b gives the exact integer sums s_b = sum_i qw[i] * qx[i] and (Q4_1,
-// Q5_1) t_b = sum_i qx[i]; qw is the level (Q5_0: q - 16, IQ4_NL: kIq4nlValues[q], Q4_1/Q5_1:
-// q). In block order, b into float lane b % 8:
+// Accumulation model of Q5_0, IQ4_NL (signed levels) and Q4_1, Q5_1 (unsigned levels plus a
+// minimum) weights (the levels model; quant/blocks32_dot.cpp, x86/blocks32_levels_avx2.cpp).
+// Block b gives the exact integer sums s_b = sum_i qw[i] * qx[i] and (Q4_1, Q5_1)
+// t_b = sum_i qx[i]; qw is the level (Q5_0: q - 16, IQ4_NL: kIq4nlValues[q], Q4_1/Q5_1: q). In
+// block order, b into float lane b % 8:
 //   lane = fma(float(s_b), d_w * d_x, lane);  then (Q4_1, Q5_1) lane = fma(float(t_b), m_w * d_x,
 //   lane)
 // Nothing happens for blocks past the row (no padding). The result is sum_lanes (the tree above).
-inline bool is_32_more(DType t) {
-  return t == DType::Q5_0 || t == DType::Q5_1 || t == DType::Q4_1 || t == DType::IQ4_NL;
-}
-// Accumulation model of the K-quants added later (Q5_K, Q3_K, Q2_K with Q8_K activations): as
-// Q4_K's above. Per block exact integer sums isum (sum over sub-blocks of scale * sum q * x) and
-// msum (Q5_K, Q2_K: sum of min * the activation sums of the sub-block), then in block order
+// The levels of one block of those formats, in element order (quant/blocks32.cpp).
+void blocks32_levels(DType t, const std::uint8_t* block, int q[32]);
+
+// ---- k-quants: 256-element super-blocks (Q8_K activations) ------------------------------------
+
+// Accumulation model of every k-quant: per block, exact integer sums isum (sum over sub-blocks of
+// scale * sum q * x) and msum (Q4_K, Q5_K, Q2_K: sum of min * the activation sums of the
+// sub-block), then in block order
 //   a = fma(float(isum), d_x * d_w, a);  m = fma(float(msum), d_x * dmin_w, m)
-// and the result a - m (Q3_K: a; its levels are signed, scale - 32 and q - 4).
-inline bool is_k_more(DType t) {
-  return t == DType::Q5_K || t == DType::Q3_K || t == DType::Q2_K;
-}
-inline bool is_more(DType t) {
-  return is_32_more(t) || is_k_more(t);
-}
+// and the result a - m (Q6_K, Q3_K: a; their levels are signed).
 
-// One block of a format added later, both directions (quant_formats_32.cpp,
-// quant_formats_kquants.cpp). `out` / `in` need no alignment.
-void quantize_block_32(DType t, const float* x, std::uint8_t* out);
-void dequantize_block_32(DType t, const std::uint8_t* in, float* y);
-void quantize_block_kq(DType t, const float* x, std::uint8_t* out);
-void dequantize_block_kq(DType t, const std::uint8_t* in, float* y);
-// The levels of one block of a 32-element format (see is_32_more), in element order.
-void levels_32(DType t, const std::uint8_t* block, int q[32]);
-// Scalar dot and double reference of those formats over nb blocks (quant_dot_more.cpp).
-float dot_more_scalar(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb);
-double dot_more_ref(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb);
-// AVX2 tiles of those formats for n_tok <= 4 activation rows (quant_avx2_32.cpp,
-// quant_avx2_kquants.cpp); same bits as dot_more_scalar.
-void tile_32_more_avx2(DType t, const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                       const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
-                       std::size_t out_stride);
-void tile_k_more_avx2(DType t, const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                      const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
-                      std::size_t out_stride);
-
-// Scalar quantizers of one activation block (the definitions the AVX2 versions match).
-void quantize_block_q8_0(const float* x, BlockQ8_0* y);
-void quantize_block_q8_k(const float* x, BlockQ8_K* y);
-
-// The 6-bit scale and min of sub-block j (0..7) of a Q4_K block, as GGML packs them.
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K (or Q5_K) block, as GGML packs them.
 inline void q4_k_scale_min(const std::uint8_t* s, int j, int* scale, int* min) {
   if (j < 4) {
     *scale = s[j] & 63;
@@ -97,191 +62,52 @@ inline void q4_k_scale_min(const std::uint8_t* s, int j, int* scale, int* min) {
   }
 }
 
-// The implementation quant_dot.cpp chose (CPU features and LS_QUANT_SIMD), for the other
-// kernels that dispatch the same way (interleave.cpp).
+// The scalar quantizer of one Q8_K activation block (x86/activations_avx2.cpp falls back to it).
+void quantize_block_q8_k(const float* x, BlockQ8_K* y);
+
+// ---- The scalar functions of each type (the rows of quant/traits.cpp) -------------------------
+// Rows of nb blocks; `out` / `in` need no alignment. quantize_row_*: float32 -> blocks (GGML's
+// rules); dequantize_row_*: the definition of the format; dot_*_scalar: the accumulation model
+// executed bit for bit; dot_*_ref: the same exact integer block sums, scaled and summed in double.
+#define LS_QUANT_FORMAT(name)                                                  \
+  void quantize_row_##name(const float* x, std::uint8_t* out, std::size_t nb); \
+  void dequantize_row_##name(const std::uint8_t* in, float* y, std::size_t nb)
+#define LS_QUANT_DOT(name)                                                                  \
+  float dot_##name##_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb); \
+  double dot_##name##_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb)
+
+// quant/blocks32.cpp, quant/blocks32_dot.cpp
+LS_QUANT_FORMAT(q8_0);
+LS_QUANT_FORMAT(q4_0);
+LS_QUANT_FORMAT(q4_1);
+LS_QUANT_FORMAT(q5_0);
+LS_QUANT_FORMAT(q5_1);
+LS_QUANT_FORMAT(iq4_nl);
+LS_QUANT_DOT(q8_0);
+LS_QUANT_DOT(q4_0);
+LS_QUANT_DOT(q4_1);
+LS_QUANT_DOT(q5_0);
+LS_QUANT_DOT(q5_1);
+LS_QUANT_DOT(iq4_nl);
+// quant/kquants.cpp, quant/kquants_dot.cpp
+LS_QUANT_FORMAT(q2_k);
+LS_QUANT_FORMAT(q3_k);
+LS_QUANT_FORMAT(q4_k);
+LS_QUANT_FORMAT(q5_k);
+LS_QUANT_FORMAT(q6_k);
+LS_QUANT_FORMAT(q8_k);
+LS_QUANT_DOT(q2_k);
+LS_QUANT_DOT(q3_k);
+LS_QUANT_DOT(q4_k);
+LS_QUANT_DOT(q5_k);
+LS_QUANT_DOT(q6_k);
+
+#undef LS_QUANT_FORMAT
+#undef LS_QUANT_DOT
+
+// The implementation quant.cpp chose (CPU features and LS_QUANT_SIMD), for the other kernels
+// that dispatch the same way (interleave.cpp).
 bool simd_avx2();
 bool simd_vnni();
-
-// AVX2 implementations; only called when the CPU has AVX2, FMA and F16C.
-bool avx2_supported();
-void quantize_activations_avx2(DType act, const float* x, std::uint8_t* out, std::size_t n);
-void dot_tile_avx2(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                   const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
-                   float* out, std::size_t out_stride);
-// AVX-512 VNNI Q8_0 x Q8_0 tiles (quant_avx512.cpp); only called when the CPU has avx512vnni and
-// avx512vl. Same bits as dot_tile_avx2.
-bool avx512_vnni_supported();
-void dot_tile_q8_0_vnni(const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                        const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
-                        float* out, std::size_t out_stride);
-
-// AVX-512BW Q4_K x Q8_K tiles (quant_avx512_q45_k.cpp) for the first n_rows / 8 * 8 rows, whose
-// count it returns (the caller does the rest); only called where avx512_vnni_supported() (every
-// such CPU has avx512bw). Same bits as dot_tile_avx2.
-int dot_tile_q4_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
-                         float* out, std::size_t out_stride);
-
-// AVX-512BW Q5_K x Q8_K tiles (quant_avx512_q45_k.cpp), the same contract as
-// dot_tile_q4_k_avx512.
-int dot_tile_q5_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
-                         float* out, std::size_t out_stride);
-
-// AVX-512BW Q6_K x Q8_K tiles (quant_avx512_q6_k.cpp), the same contract as dot_tile_q4_k_avx512.
-int dot_tile_q6_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
-                         float* out, std::size_t out_stride);
-
-// One block-interleaved group of 8 Q4_K / Q5_K (q5) or Q6_K rows (interleave.h: block b of row l
-// at (8 b + l) * block bytes from `group`) against n_tok = 1..8 Q8_K activation rows (xrows[t]),
-// nb blocks per row: out[l * out_stride + t]. The AVX-512BW tiles above read in another order:
-// the same bits.
-void group_q45_k_avx512(bool q5, const std::uint8_t* group, const std::uint8_t* const* xrows,
-                        int n_tok, std::size_t nb, float* out, std::size_t out_stride);
-void group_q6_k_avx512(const std::uint8_t* group, const std::uint8_t* const* xrows, int n_tok,
-                       std::size_t nb, float* out, std::size_t out_stride);
-
-// AVX-512 VNNI Q5_0, Q5_1 and Q4_1 x Q8_0 tiles (quant_avx512_32.cpp; weight is one of those
-// three), the same contract as dot_tile_q4_k_avx512.
-int dot_tile_32_avx512(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                       const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
-                       float* out, std::size_t out_stride);
-
-// Small AVX2 helpers shared by the quant_avx2*.cpp and quant_avx512.cpp files (callers carry the
-// same target or a superset of it).
-#define LS_AVX2 __attribute__((target("avx2,fma,f16c")))
-// The AVX-512 quantized kernels' target (quant_avx512*.cpp): every CPU use_vnni() admits has it.
-#define LS_AVX512VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
-
-LS_AVX2 inline float hsum_tree(__m256 v) {  // ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
-}
-
-// The f16 scale at the start of a Q8_0/Q4_0 block.
-inline std::uint16_t f16_at(const std::uint8_t* block) {
-  std::uint16_t d;
-  std::memcpy(&d, block, 2);
-  return d;
-}
-
-// Eight f16 scales of consecutive blocks (stride B bytes) as float lanes, in the lane order of
-// the format: natural for Q8_0, [b0 b2 b4 b6 | b1 b3 b5 b7] for Q4_0 (kEvenOdd).
-template <std::size_t B, bool kEvenOdd>
-LS_AVX2 inline __m256 gather_scales(const std::uint8_t* p) {
-  auto d = [p](int b) { return std::uint64_t{f16_at(p + b * B)}; };
-  std::uint64_t a, b;
-  if constexpr (kEvenOdd) {
-    a = d(0) | d(2) << 16 | d(4) << 32 | d(6) << 48;
-    b = d(1) | d(3) << 16 | d(5) << 32 | d(7) << 48;
-  } else {
-    a = d(0) | d(1) << 16 | d(2) << 32 | d(3) << 48;
-    b = d(4) | d(5) << 16 | d(6) << 32 | d(7) << 48;
-  }
-  return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a)));
-}
-
-LS_AVX2 inline __m256i load256(const void* p) {
-  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-}
-// Decode's software prefetch over a stream of weight blocks: each block asks for the bytes
-// decode_ahead_bytes() further on (interleave_simd.inc explains why a distance in bytes), which
-// the kernel reaches a few blocks later (cpu_info.h says how far on each CPU).
-// The lines of [p + ahead, + bytes), into L1.
-inline void prefetch_ahead(const std::uint8_t* p, std::size_t ahead, std::size_t bytes) {
-  for (std::size_t i = 0; i < bytes; i += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(p + ahead + i), _MM_HINT_T0);
-}
-
-LS_AVX2 inline __m128i load128(const void* p) {
-  return _mm_loadu_si128(static_cast<const __m128i*>(p));
-}
-LS_AVX2 inline int hsum_i32(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
-  return _mm_cvtsi128_si32(s);
-}
-
-// The 12 packed scale bytes of a Q4_K/Q5_K block (see q4_k_scale_min) as bytes
-// [sc0..sc7, m0..m7]: low 6 bits of bytes 0-7, and the nibbles of bytes 8-11 plus the top 2 bits
-// of bytes 0-7 for sub-blocks 4-7.
-LS_AVX2 inline __m128i k_scales_mins(const std::uint8_t* scales) {
-  std::uint32_t u[3];
-  std::memcpy(u, scales, 12);
-  constexpr std::uint32_t k6 = 0x3f3f3f3f, k4 = 0x0f0f0f0f, k2 = 0x03030303;
-  return _mm_set_epi32(
-      static_cast<int>(((u[2] >> 4) & k4) | (((u[1] >> 6) & k2) << 4)), static_cast<int>(u[1] & k6),
-      static_cast<int>((u[2] & k4) | (((u[0] >> 6) & k2) << 4)), static_cast<int>(u[0] & k6));
-}
-
-// Lane r of the result = the sum of the 8 int32 lanes of v[r]: the exact block sums of 8 rows
-// in one vector (the row-group tiles).
-LS_AVX2 inline __m256i hsum8_i32(const __m256i* v) {
-  const __m256i a01 = _mm256_hadd_epi32(v[0], v[1]), a23 = _mm256_hadd_epi32(v[2], v[3]);
-  const __m256i a45 = _mm256_hadd_epi32(v[4], v[5]), a67 = _mm256_hadd_epi32(v[6], v[7]);
-  const __m256i b0 = _mm256_hadd_epi32(a01, a23), b1 = _mm256_hadd_epi32(a45, a67);
-  return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20),
-                          _mm256_permute2x128_si256(b0, b1, 0x31));
-}
-
-// The f16 at byte `at` of 8 blocks `stride` bytes apart (one per row) as 8 float lanes.
-LS_AVX2 inline __m256 gather_f16x8(const std::uint8_t* p, std::size_t stride, std::size_t at) {
-  alignas(16) std::uint16_t h[8];
-  for (int r = 0; r < 8; ++r) std::memcpy(&h[r], p + r * stride + at, 2);
-  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
-}
-
-// out[r * out_stride] = lane r of v, for the 8 rows of a row group.
-LS_AVX2 inline void store_rows8(__m256 v, float* out, std::size_t out_stride) {
-  alignas(32) float l[8];
-  _mm256_store_ps(l, v);
-  for (int r = 0; r < 8; ++r) out[r * out_stride] = l[r];
-}
-
-// The float part of the Q4_K row-group tiles for block b of 8 rows (w0: the block of the first
-// row, rows w_stride apart) and T tokens: lane r of a[t] / m[t] is row r's running sum, updated
-// with tile_q4_k's fma per block from the rows' exact sums isum[t][r] and msum[t][r] (8 int32
-// partials each).
-template <int T>
-LS_AVX2 inline void k_rows8_block(const std::uint8_t* w0, std::size_t w_stride,
-                                  const std::uint8_t* const* xrows, std::size_t b,
-                                  const __m256i (*isum)[8], const __m256i (*msum)[8], __m256* a,
-                                  __m256* m) {
-  const __m256 dw = gather_f16x8(w0, w_stride, offsetof(BlockQ4_K, d));
-  const __m256 dminw = gather_f16x8(w0, w_stride, offsetof(BlockQ4_K, dmin));
-#pragma GCC unroll 8
-  for (int t = 0; t < T; ++t) {
-    float dx;
-    std::memcpy(&dx, xrows[t] + b * sizeof(BlockQ8_K), 4);
-    const __m256 vdx = _mm256_set1_ps(dx);
-    a[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8_i32(isum[t])), _mm256_mul_ps(vdx, dw), a[t]);
-    m[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hsum8_i32(msum[t])), _mm256_mul_ps(vdx, dminw), m[t]);
-  }
-}
-
-// Runs a row-group tile over the whole groups of 8 rows of [0, n_rows) for n_tok activation rows,
-// kMaxTok tokens per call (tiles[nt - 1] takes nt). Decode does not come here (tile_simd).
-// Returns the number of rows done (n_rows / 8 * 8); the caller does the rest.
-using RowGroupTile = void (*)(const std::uint8_t* w, std::size_t w_stride,
-                              const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                              std::size_t out_stride);
-template <int kMaxTok>
-inline int run_row_groups(const RowGroupTile* tiles, const std::uint8_t* w, std::size_t w_stride,
-                          int n_rows, const std::uint8_t* xq, std::size_t x_stride, int n_tok,
-                          std::size_t nb, float* out, std::size_t out_stride) {
-  const int full = n_rows / 8 * 8;
-  const std::uint8_t* xrows[kMaxTok];
-  for (int t0 = 0; t0 < n_tok; t0 += kMaxTok) {
-    const int nt = n_tok - t0 < kMaxTok ? n_tok - t0 : kMaxTok;
-    for (int t = 0; t < nt; ++t) xrows[t] = xq + (t0 + t) * x_stride;
-    for (int r = 0; r < full; r += 8) {
-      tiles[nt - 1](w + r * w_stride, w_stride, xrows, nb, out + r * out_stride + t0, out_stride);
-    }
-  }
-  return full;
-}
 
 }  // namespace ls::kernels::quant_detail

@@ -1,17 +1,22 @@
-// Scalar dot products of the formats added after the first four (Q5_0, Q5_1, Q4_1, IQ4_NL with
-// Q8_0 activations; Q5_K, Q3_K, Q2_K with Q8_K): bit-exact executions of the accumulation models
-// written in quant_internal.h, which the AVX2 tiles reproduce, and the double-precision
+// Scalar dot products of the k-quants against Q8_K activations: bit-exact executions of their
+// accumulation model (quant/detail.h), which the x86 tiles reproduce, and the double-precision
 // references (the same exact integer block sums, scaled and summed in double).
 #include <cmath>
 #include <cstddef>
 #include <cstring>
 
-#include "core/error.h"
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/quant/detail.h"
 
 namespace ls::kernels::quant_detail {
 namespace {
+
+template <typename Block>
+Block load_block(const std::uint8_t* p) {
+  Block b;
+  std::memcpy(&b, p, sizeof b);
+  return b;
+}
 
 float f16_field(const std::uint8_t* p) {
   std::uint16_t h;
@@ -19,55 +24,47 @@ float f16_field(const std::uint8_t* p) {
   return f16_to_f32(h);
 }
 
-bool has_min(DType t) {
-  return t == DType::Q5_1 || t == DType::Q4_1;
+// ---- Q4_K, Q6_K ------------------------------------------------------------------------------
+
+// Exact integer sums of one 256-element block pair: isum (scaled by d) and msum (by dmin).
+void block_sums_q4_k(const BlockQ4_K& w, const BlockQ8_K& x, int* isum, int* msum) {
+  int is = 0, ms = 0;
+  for (int g = 0; g < 4; ++g) {
+    int sc0, m0, sc1, m1;
+    q4_k_scale_min(w.scales, 2 * g, &sc0, &m0);
+    q4_k_scale_min(w.scales, 2 * g + 1, &sc1, &m1);
+    int s0 = 0, s1 = 0;
+    for (int l = 0; l < 32; ++l) {
+      s0 += (w.qs[32 * g + l] & 0x0F) * x.qs[64 * g + l];
+      s1 += (w.qs[32 * g + l] >> 4) * x.qs[64 * g + 32 + l];
+    }
+    is += sc0 * s0 + sc1 * s1;
+    ms +=
+        m0 * (x.bsums[4 * g] + x.bsums[4 * g + 1]) + m1 * (x.bsums[4 * g + 2] + x.bsums[4 * g + 3]);
+  }
+  *isum = is;
+  *msum = ms;
+}
+int block_sum_q6_k(const BlockQ6_K& w, const BlockQ8_K& x) {
+  int total = 0;
+  for (int h = 0; h < 2; ++h) {
+    const std::uint8_t* ql = w.ql + 64 * h;
+    const std::uint8_t* qh = w.qh + 32 * h;
+    const std::int8_t* y = x.qs + 128 * h;
+    int sub[8] = {};
+    for (int l = 0; l < 32; ++l) {
+      const int s = l / 16;
+      sub[s] += (((ql[l] & 0x0F) | ((qh[l] & 3) << 4)) - 32) * y[l];
+      sub[s + 2] += (((ql[l + 32] & 0x0F) | (((qh[l] >> 2) & 3) << 4)) - 32) * y[l + 32];
+      sub[s + 4] += (((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32) * y[l + 64];
+      sub[s + 6] += (((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32) * y[l + 96];
+    }
+    for (int j = 0; j < 8; ++j) total += w.scales[8 * h + j] * sub[j];
+  }
+  return total;
 }
 
-// Exact integer sums of one 32-element block pair: s = sum qw * qx, t = sum qx.
-void block_sums_32(DType t, const std::uint8_t* w, const std::uint8_t* x, int* s, int* tx) {
-  int q[32];
-  levels_32(t, w, q);
-  const auto* qx = reinterpret_cast<const std::int8_t*>(x + 2);
-  int a = 0, b = 0;
-  for (int e = 0; e < 32; ++e) {
-    a += q[e] * qx[e];
-    b += qx[e];
-  }
-  *s = a;
-  *tx = b;
-}
-
-float dot_32_scalar(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  const std::size_t bw = dtype_block_bytes(t), bx = sizeof(BlockQ8_0);
-  const bool min = has_min(t);
-  float lanes[8] = {};
-  for (std::size_t b = 0; b < nb; ++b) {
-    const std::uint8_t* wb = w + b * bw;
-    const std::uint8_t* xb = xq + b * bx;
-    int s, tx;
-    block_sums_32(t, wb, xb, &s, &tx);
-    const float dx = f16_field(xb);
-    float& lane = lanes[b % 8];
-    lane = std::fma(static_cast<float>(s), f16_field(wb) * dx, lane);
-    if (min) lane = std::fma(static_cast<float>(tx), f16_field(wb + 2) * dx, lane);
-  }
-  return sum_lanes(lanes);
-}
-
-double dot_32_ref(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  const std::size_t bw = dtype_block_bytes(t), bx = sizeof(BlockQ8_0);
-  double sum = 0.0;
-  for (std::size_t b = 0; b < nb; ++b) {
-    const std::uint8_t* wb = w + b * bw;
-    const std::uint8_t* xb = xq + b * bx;
-    int s, tx;
-    block_sums_32(t, wb, xb, &s, &tx);
-    const double dx = f16_field(xb);
-    sum += double{f16_field(wb)} * dx * s;
-    if (has_min(t)) sum += double{f16_field(wb + 2)} * dx * tx;
-  }
-  return sum;
-}
+// ---- Q5_K, Q3_K, Q2_K --------------------------------------------------------------------------
 
 // Exact integer sums of one K-quant block pair: isum (scaled by d) and msum (by dmin; 0 for Q3_K).
 void block_sums_k(DType t, const std::uint8_t* w, const BlockQ8_K& x, int* isum, int* msum) {
@@ -154,16 +151,68 @@ double dot_k_ref(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::si
 
 }  // namespace
 
-float dot_more_scalar(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  if (is_32_more(t)) return dot_32_scalar(t, w, xq, nb);
-  if (is_k_more(t)) return dot_k_scalar(t, w, xq, nb);
-  fail("dot_more_scalar: {} is not one of the added formats", dtype_name(t));
+float dot_q4_k_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  float a = 0.0f, m = 0.0f;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const auto wb = load_block<BlockQ4_K>(w + b * sizeof(BlockQ4_K));
+    const auto xb = load_block<BlockQ8_K>(xq + b * sizeof(BlockQ8_K));
+    int isum, msum;
+    block_sums_q4_k(wb, xb, &isum, &msum);
+    a = std::fma(static_cast<float>(isum), xb.d * f16_to_f32(wb.d), a);
+    m = std::fma(static_cast<float>(msum), xb.d * f16_to_f32(wb.dmin), m);
+  }
+  return a - m;
 }
 
-double dot_more_ref(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  if (is_32_more(t)) return dot_32_ref(t, w, xq, nb);
-  if (is_k_more(t)) return dot_k_ref(t, w, xq, nb);
-  fail("dot_more_ref: {} is not one of the added formats", dtype_name(t));
+float dot_q6_k_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  float a = 0.0f;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const auto wb = load_block<BlockQ6_K>(w + b * sizeof(BlockQ6_K));
+    const auto xb = load_block<BlockQ8_K>(xq + b * sizeof(BlockQ8_K));
+    a = std::fma(static_cast<float>(block_sum_q6_k(wb, xb)), xb.d * f16_to_f32(wb.d), a);
+  }
+  return a;
+}
+
+double dot_q4_k_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  double sum = 0.0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const auto wb = load_block<BlockQ4_K>(w + b * sizeof(BlockQ4_K));
+    const auto xb = load_block<BlockQ8_K>(xq + b * sizeof(BlockQ8_K));
+    int isum, msum;
+    block_sums_q4_k(wb, xb, &isum, &msum);
+    sum += double{xb.d} * (double{f16_to_f32(wb.d)} * isum - double{f16_to_f32(wb.dmin)} * msum);
+  }
+  return sum;
+}
+
+double dot_q6_k_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  double sum = 0.0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const auto wb = load_block<BlockQ6_K>(w + b * sizeof(BlockQ6_K));
+    const auto xb = load_block<BlockQ8_K>(xq + b * sizeof(BlockQ8_K));
+    sum += double{xb.d} * f16_to_f32(wb.d) * block_sum_q6_k(wb, xb);
+  }
+  return sum;
+}
+
+float dot_q5_k_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  return dot_k_scalar(DType::Q5_K, w, xq, nb);
+}
+double dot_q5_k_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  return dot_k_ref(DType::Q5_K, w, xq, nb);
+}
+float dot_q3_k_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  return dot_k_scalar(DType::Q3_K, w, xq, nb);
+}
+double dot_q3_k_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  return dot_k_ref(DType::Q3_K, w, xq, nb);
+}
+float dot_q2_k_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  return dot_k_scalar(DType::Q2_K, w, xq, nb);
+}
+double dot_q2_k_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  return dot_k_ref(DType::Q2_K, w, xq, nb);
 }
 
 }  // namespace ls::kernels::quant_detail

@@ -1,13 +1,14 @@
 // AVX2 activation quantizers: float32 -> Q8_0 / Q8_K blocks with the exact rounding of the
-// scalar definitions (roundf for Q8_0, round-half-even for Q8_K, the same float scale
-// arithmetic), so their bytes equal quantize_row's. Chosen at run time like the dot kernels.
+// scalar definitions, quantize_row_q8_0 (quant/blocks32.cpp: roundf) and quantize_row_q8_k
+// (quant/kquants.cpp: round-half-even; the same float scale arithmetic), so their bytes are equal.
+// Chosen at run time like the dot kernels.
 #include <cpuid.h>
 
 #include <cmath>
 #include <cstring>
 
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace ls::kernels::quant_detail {
 namespace {
@@ -35,7 +36,7 @@ LS_AVX2 inline __m256 round_away(__m256 v) {
                        _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ), step));
 }
 
-LS_AVX2 void quantize_q8_0_avx2(const float* x, std::uint8_t* out, std::size_t nb) {
+LS_AVX2 void q8_0_rows(const float* x, std::uint8_t* out, std::size_t nb) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (std::size_t b = 0; b < nb; ++b, x += 32, out += sizeof(BlockQ8_0)) {
     __m256 v[4];
@@ -57,7 +58,7 @@ LS_AVX2 void quantize_q8_0_avx2(const float* x, std::uint8_t* out, std::size_t n
   }
 }
 
-LS_AVX2 void quantize_q8_k_avx2(const float* x, std::uint8_t* out, std::size_t nb) {
+LS_AVX2 void q8_k_rows(const float* x, std::uint8_t* out, std::size_t nb) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   for (std::size_t b = 0; b < nb; ++b, x += 256, out += sizeof(BlockQ8_K)) {
     __m256 amax = _mm256_setzero_ps();
@@ -123,11 +124,12 @@ bool avx2_supported() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c_supported();
 }
 
-void quantize_activations_avx2(DType act, const float* x, std::uint8_t* out, std::size_t n) {
-  if (act == DType::Q8_0)
-    quantize_q8_0_avx2(x, out, n / 32);
-  else
-    quantize_q8_k_avx2(x, out, n / 256);
+void quantize_row_q8_0_avx2(const float* x, std::uint8_t* out, std::size_t nb) {
+  q8_0_rows(x, out, nb);
+}
+
+void quantize_row_q8_k_avx2(const float* x, std::uint8_t* out, std::size_t nb) {
+  q8_k_rows(x, out, nb);
 }
 
 }  // namespace ls::kernels::quant_detail

@@ -1,15 +1,16 @@
-// The BF16 x BF16 dot (bf16_dot.h) on CPUs with AVX2 and FMA but no AVX512_BF16, with the same
-// bits as vdpbf16ps: the 16 lanes of the definition are two 8-lane registers (lanes 0-7, 8-15),
-// each 16-element load splits into its odd and even elements widened to float32 (exact), and
-// two FMAs per register take the odd, then the even products. MXCSR's DAZ and FTZ bits are set
-// around the accumulation so that every FMA reads denormals as zero and flushes denormal
-// results, as vdpbf16ps does; they are restored before the final (unflushed) tree sum.
+// The BF16 x BF16 dot (bf16_dot.h; its scalar definition: bf16_dot_scalar, bf16_dot.cpp) on CPUs
+// with AVX2 and FMA but no AVX512_BF16, with the same bits as vdpbf16ps: the 16 lanes of the
+// definition are two 8-lane registers (lanes 0-7, 8-15), each 16-element load splits into its odd
+// and even elements widened to float32 (exact), and two FMAs per register take the odd, then the
+// even products. MXCSR's DAZ and FTZ bits are set around the accumulation so that every FMA reads
+// denormals as zero and flushes denormal results, as vdpbf16ps does; they are restored before the
+// final (unflushed) tree sum.
 #include <immintrin.h>
 
 #include <algorithm>
 
 #include "core/dtype.h"
-#include "kernels/bf16_dot_simd.h"
+#include "kernels/x86/bf16_dot_simd.h"
 
 #define LS_AVX2 __attribute__((target("avx2,fma")))
 

@@ -1,15 +1,16 @@
-// The BF16 x BF16 dot (bf16_dot.h) with vdpbf16ps, on CPUs with AVX512_BF16: each instruction
-// does the definition's two fused multiply-adds (odd element, then even) in each of 16 lanes.
-// A tile keeps up to 4 rows x 4 tokens of accumulators (16 of the 32 registers), so each weight
-// and activation chunk is loaded once for 4 uses. The last, partial chunk is read with a masked
-// load that zero-fills, the definition's padding.
+// The BF16 x BF16 dot (bf16_dot.h; its scalar definition: bf16_dot_scalar, bf16_dot.cpp) with
+// vdpbf16ps, on CPUs with AVX512_BF16: each instruction does the definition's two fused
+// multiply-adds (odd element, then even) in each of 16 lanes. A tile keeps up to 4 rows x 4 tokens
+// of accumulators (16 of the 32 registers), so each weight and activation chunk is loaded once for
+// 4 uses. The last, partial chunk is read with a masked load that zero-fills, the definition's
+// padding.
 #include <immintrin.h>
 
 #include <vector>
 
-#include "kernels/bf16_dot_simd.h"
+#include "kernels/x86/bf16_dot_simd.h"
 
-#include "kernels/avx512_warnings.h"
+#include "kernels/x86/avx512_warnings.h"
 
 #define LS_AVX512BF16 \
   __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))

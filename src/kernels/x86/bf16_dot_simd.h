@@ -1,5 +1,5 @@
-// Internal to bf16_dot: the two SIMD paths (bf16_dot_avx512.cpp, bf16_dot_avx2.cpp) and the final
-// tree sum of the 16 lanes that all paths share.
+// Internal to bf16_dot: the two SIMD paths (x86/bf16_dot_avx512.cpp, x86/bf16_dot_avx2.cpp) and the
+// final tree sum of the 16 lanes that all paths share.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
-// AVX2 quantized dot products and tiles (chosen at run time; compiled with per-function target
-// attributes so the rest of the build stays baseline x86-64). They follow the accumulation model
-// of quant_internal.h exactly, so they return the scalar path's bits. Integer products use
+// AVX2 tiles of Q8_0 and Q4_0 against Q8_0 activations (chosen at run time; compiled with
+// per-function target attributes so the rest of the build stays baseline x86-64). They follow the
+// chunked accumulation model of quant/detail.h exactly, so they return the bits of the scalar
+// reference, dot_q8_0_scalar / dot_q4_0_scalar (quant/blocks32_dot.cpp). Integer products use
 // maddubs (unsigned x signed bytes -> int16 pairs) and madd, as llama.cpp does.
 #include <cmath>
 #include <cstddef>
@@ -8,7 +9,7 @@
 #include <vector>
 
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace ls::kernels::quant_detail {
 namespace {
@@ -293,230 +294,40 @@ LS_AVX2 void tile_q4_0(const std::uint8_t* w, std::size_t w_stride, int n_rows,
   }
 }
 
-// ---- Q4_K x Q8_K ------------------------------------------------------------------------------
-
-// One Q4_K block of one row against T tokens: acc[t] = 8 int32 partials of the block's exact
-// sum over sub-blocks j of scale_j * sum q * x; *mins = the row's mins as int16 (m0 m0 m1 m1 ..).
-template <int T>
-LS_AVX2 inline void q4_k_block(const std::uint8_t* wb, const std::uint8_t* const* xrows,
-                               std::size_t b, __m256i* acc, __m256i* mins) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F);
-  const __m128i sm = k_scales_mins(wb + offsetof(BlockQ4_K, scales));
-  const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-  *mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));
-#pragma GCC unroll 8
-  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-  for (int g = 0; g < 4; ++g) {
-    const __m256i q = load256(wb + offsetof(BlockQ4_K, qs) + 32 * g);
-    const __m256i lo = _mm256_and_si256(q, m4);
-    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-    const __m256i s0 =
-        _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * 2 * g)));
-    const __m256i s1 = _mm256_shuffle_epi8(
-        sc16, _mm256_set1_epi16(static_cast<short>(0x0100 + 0x0202 * (2 * g + 1))));
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-      const std::uint8_t* y = xrows[t] + b * sizeof(BlockQ8_K) + 4 + 64 * g;
-      const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(y)), s0);
-      const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(y + 32)), s1);
-      acc[t] = _mm256_add_epi32(acc[t], _mm256_add_epi32(p0, p1));
-    }
-  }
-}
-
-template <int T>
-LS_AVX2 void tile_q4_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                       const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                       std::size_t out_stride) {
-  for (int r = 0; r < n_rows; ++r) {
-    float a[T] = {}, m[T] = {};
-    for (std::size_t b = 0; b < nb; ++b) {
-      const std::uint8_t* wb = w + r * w_stride + b * sizeof(BlockQ4_K);
-      __m256i acc[T], mins;
-      q4_k_block<T>(wb, xrows, b, acc, &mins);
-      std::uint16_t d16, dmin16;
-      std::memcpy(&d16, wb + offsetof(BlockQ4_K, d), 2);
-      std::memcpy(&dmin16, wb + offsetof(BlockQ4_K, dmin), 2);
-      const float dw = _cvtsh_ss(d16), dminw = _cvtsh_ss(dmin16);
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        const std::uint8_t* xb = xrows[t] + b * sizeof(BlockQ8_K);
-        float dx;
-        std::memcpy(&dx, xb, 4);
-        const int msum = hsum_i32(_mm256_madd_epi16(load256(xb + 4 + 256), mins));
-        a[t] = std::fma(static_cast<float>(hsum_i32(acc[t])), dx * dw, a[t]);
-        m[t] = std::fma(static_cast<float>(msum), dx * dminw, m[t]);
-      }
-    }
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) out[r * out_stride + t] = a[t] - m[t];
-  }
-}
-
-// Rows in groups of 8: each row's block sums stay vectors until the group is done, then one
-// transposing reduction (hsum8_i32) gives the 8 rows' exact integer sums in the 8 lanes, and the
-// float part runs on those lanes (lane r = row r's fma chain, the same operations as above).
-// Integer sums are exact in any order, so the bits are tile_q4_k's; the reductions, the most
-// costly part of the per-row tile, cost an eighth.
-template <int T>
-LS_AVX2 void tile_q4_k_rows8(const std::uint8_t* w, std::size_t w_stride,
-                             const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                             std::size_t out_stride) {
-  __m256 a[T], m[T];
-#pragma GCC unroll 8
-  for (int t = 0; t < T; ++t) a[t] = m[t] = _mm256_setzero_ps();
-  for (std::size_t b = 0; b < nb; ++b) {
-    const std::uint8_t* w0 = w + b * sizeof(BlockQ4_K);
-    __m256i isum[T][8], msum[T][8];
-    for (int r = 0; r < 8; ++r) {
-      __m256i acc[T], mins;
-      q4_k_block<T>(w0 + r * w_stride, xrows, b, acc, &mins);
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        isum[t][r] = acc[t];
-        msum[t][r] = _mm256_madd_epi16(load256(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256), mins);
-      }
-    }
-    k_rows8_block<T>(w0, w_stride, xrows, b, isum, msum, a, m);
-  }
-#pragma GCC unroll 8
-  for (int t = 0; t < T; ++t) store_rows8(_mm256_sub_ps(a[t], m[t]), out + t, out_stride);
-}
-
-template <int T>
-LS_AVX2 void tile_q4_k_grouped(const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                               const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                               std::size_t out_stride) {
-  // Decode reads the rows one after another: one stream, which the hardware prefetchers follow.
-  // 8 rows side by side (8 streams a row apart, even with the next group prefetched) read 1.6-2x
-  // slower from memory (bench_quant Q4_K 27986 x 4864 on a Zen 4: 6.4-6.7 against 10.2-11.4
-  // GB/s; the 1.5B q4_k_m file with LS_QUANT_SIMD=avx2: decode 10.7-12.2 -> 25.2-26.5 tok/s).
-  if (T == 1) return tile_q4_k<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
-  int r = 0;
-  for (; r + 8 <= n_rows; r += 8)
-    tile_q4_k_rows8<T>(w + r * w_stride, w_stride, xrows, nb, out + r * out_stride, out_stride);
-  if (r < n_rows)
-    tile_q4_k<T>(w + r * w_stride, w_stride, n_rows - r, xrows, nb, out + r * out_stride,
-                 out_stride);
-}
-
-// ---- Q6_K x Q8_K ------------------------------------------------------------------------------
-
-template <int T>
-LS_AVX2 void tile_q6_k(const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                       const std::uint8_t* const* xrows, std::size_t nb, float* out,
-                       std::size_t out_stride) {
-  const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
-  // pshufb patterns picking scales (2k, 2k+1), eight copies each, for k = 0..7.
-  __m128i pick[8];
-#pragma GCC unroll 8
-  for (int k = 0; k < 8; ++k)
-    pick[k] = _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k));
-  for (int r = 0; r < n_rows; ++r) {
-    float a[T] = {};
-    for (std::size_t b = 0; b < nb; ++b) {
-      const std::uint8_t* wb = w + r * w_stride + b * sizeof(BlockQ6_K);
-      const __m128i sc8 = load128(wb + offsetof(BlockQ6_K, scales));
-      __m256i acc[T];
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        // The -32 offset of every level, through the activation block sums: 32 * sum sc_j bsum_j.
-        const __m256i bs = load256(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 256);
-        acc[t] = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), bs), 5);
-        acc[t] = _mm256_sub_epi32(_mm256_setzero_si256(), acc[t]);
-      }
-#pragma GCC unroll 8
-      for (int h = 0; h < 2; ++h) {
-        const __m256i ql0 = load256(wb + 64 * h), ql1 = load256(wb + 64 * h + 32);
-        const __m256i qh = load256(wb + 128 + 32 * h);
-        __m256i q[4];
-        q[0] = _mm256_or_si256(_mm256_and_si256(ql0, m4),
-                               _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-        q[1] = _mm256_or_si256(_mm256_and_si256(ql1, m4),
-                               _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-        q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
-                               _mm256_and_si256(qh, m30));
-        q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                               _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
-#pragma GCC unroll 8
-        for (int k = 0; k < 4; ++k) {
-          const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, pick[4 * h + k]));
-#pragma GCC unroll 8
-          for (int t = 0; t < T; ++t) {
-            const __m256i y = load256(xrows[t] + b * sizeof(BlockQ8_K) + 4 + 128 * h + 32 * k);
-            acc[t] = _mm256_add_epi32(acc[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], y), s));
-          }
-        }
-      }
-      std::uint16_t d16;
-      std::memcpy(&d16, wb + offsetof(BlockQ6_K, d), 2);
-      const float dw = _cvtsh_ss(d16);
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        float dx;
-        std::memcpy(&dx, xrows[t] + b * sizeof(BlockQ8_K), 4);
-        a[t] = std::fma(static_cast<float>(hsum_i32(acc[t])), dx * dw, a[t]);
-      }
-    }
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) out[r * out_stride + t] = a[t];
-  }
-}
-
-template <int T>
-LS_AVX2 void tile_t(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                    const std::uint8_t* const* xrows, std::size_t n, float* out,
-                    std::size_t out_stride) {
-  const std::size_t nb = n / dtype_block_elems(weight);
-  switch (weight) {
-    case DType::Q8_0:
-      return tile_32<BlockQ8_0, T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
-    case DType::Q4_0:
-      // Preparing the activations pays off over many rows; a few rows (single dots) skip it.
-      if (n_rows >= 2) return tile_q4_0<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
-      return tile_32<BlockQ4_0, T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
-    case DType::Q4_K:
-      return tile_q4_k_grouped<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
-    case DType::Q5_0:
-    case DType::Q5_1:
-    case DType::Q4_1:
-    case DType::IQ4_NL:
-      return tile_32_more_avx2(weight, w, w_stride, n_rows, xrows, T, nb, out, out_stride);
-    case DType::Q5_K:
-    case DType::Q3_K:
-    case DType::Q2_K:
-      return tile_k_more_avx2(weight, w, w_stride, n_rows, xrows, T, nb, out, out_stride);
-    default:
-      return tile_q6_k<T>(w, w_stride, n_rows, xrows, nb, out, out_stride);
-  }
-}
-
 }  // namespace
 
-void dot_tile_avx2(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                   const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
-                   float* out, std::size_t out_stride) {
-  // Tokens in groups of up to 4: each weight block is loaded and unpacked once per group.
-  for (int t0 = 0; t0 < n_tok; t0 += 4) {
-    const int nt = n_tok - t0 < 4 ? n_tok - t0 : 4;
-    const std::uint8_t* xrows[4];
-    for (int t = 0; t < nt; ++t) xrows[t] = xq + (t0 + t) * x_stride;
-    float* o = out + t0;
-    switch (nt) {
-      case 1:
-        tile_t<1>(weight, w, w_stride, n_rows, xrows, n, o, out_stride);
-        break;
-      case 2:
-        tile_t<2>(weight, w, w_stride, n_rows, xrows, n, o, out_stride);
-        break;
-      case 3:
-        tile_t<3>(weight, w, w_stride, n_rows, xrows, n, o, out_stride);
-        break;
-      default:
-        tile_t<4>(weight, w, w_stride, n_rows, xrows, n, o, out_stride);
-        break;
-    }
+LS_AVX2 void tile_q8_0_avx2(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                            const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
+                            std::size_t out_stride) {
+  switch (n_tok) {
+    case 1:
+      return tile_32<BlockQ8_0, 1>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+    case 2:
+      return tile_32<BlockQ8_0, 2>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+    case 3:
+      return tile_32<BlockQ8_0, 3>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+    default:
+      return tile_32<BlockQ8_0, 4>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+  }
+}
+
+// Preparing the activations pays off over many rows; a few rows (single dots) skip it.
+LS_AVX2 void tile_q4_0_avx2(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                            const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
+                            std::size_t out_stride) {
+  switch (n_tok) {
+    case 1:
+      if (n_rows >= 2) return tile_q4_0<1>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+      return tile_32<BlockQ4_0, 1>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+    case 2:
+      if (n_rows >= 2) return tile_q4_0<2>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+      return tile_32<BlockQ4_0, 2>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+    case 3:
+      if (n_rows >= 2) return tile_q4_0<3>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+      return tile_32<BlockQ4_0, 3>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+    default:
+      if (n_rows >= 2) return tile_q4_0<4>(w, w_stride, n_rows, xrows, nb, out, out_stride);
+      return tile_32<BlockQ4_0, 4>(w, w_stride, n_rows, xrows, nb, out, out_stride);
   }
 }
 

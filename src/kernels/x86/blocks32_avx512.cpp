@@ -4,18 +4,18 @@
 // register (the high bits through a byte mask add), then one vpdpbusd per token leaves 8 partial
 // sums of q * x. After the 8 rows, the transposing reduction gives each row's exact sum in its
 // lane; Q5_0 subtracts 16 * sum(x) for its level offset: s_b = sum (q - 16) x. The float part is
-// the accumulation model of quant_internal.h run on row lanes (block b into accumulator b % 8,
+// the levels accumulation model of quant/detail.h run on row lanes (block b into accumulator b % 8,
 // fma(float(s_b), d_w * d_x, acc), then for Q5_1/Q4_1 fma(float(sum x), m_w * d_x, acc), then
-// the fixed tree), so the bits are the scalar path's (quant_tests). Two and four tokens go in
-// pairs, one per 512-bit register (the levels broadcast to both halves): half the vpdpbusd and
-// reductions.
+// the fixed tree), so the bits are the scalar references' (dot_q5_0_scalar etc.,
+// quant/blocks32_dot.cpp; quant_tests). Two and four tokens go in pairs, one per 512-bit register
+// (the levels broadcast to both halves): half the vpdpbusd and reductions.
 #include <cstddef>
 #include <cstring>
 
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/x86/quant_x86.h"
 
-#include "kernels/avx512_warnings.h"
+#include "kernels/x86/avx512_warnings.h"
 
 namespace ls::kernels::quant_detail {
 namespace {
@@ -179,20 +179,36 @@ LS_AVX512VNNI void rows8_pairs(const std::uint8_t* w, std::size_t w_stride,
   }
 }
 
+// Groups of 8 rows for n_tok tokens, up to 4 at a time: one and three tokens one per 256-bit
+// vector, two and four in pairs.
+template <class Layout>
+int rows8_tokens(const std::uint8_t* w, std::size_t w_stride, int n_rows, const std::uint8_t* xq,
+                 std::size_t x_stride, int n_tok, std::size_t n, float* out,
+                 std::size_t out_stride) {
+  static constexpr RowGroupTile kTiles[4] = {rows8<Layout, 1>, rows8_pairs<Layout, 1>,
+                                             rows8<Layout, 3>, rows8_pairs<Layout, 2>};
+  return run_row_groups<4>(kTiles, w, w_stride, n_rows, xq, x_stride, n_tok, n / 32, out,
+                           out_stride);
+}
+
 }  // namespace
 
-int dot_tile_32_avx512(DType weight, const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                       const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
-                       float* out, std::size_t out_stride) {
-  static constexpr RowGroupTile kQ5_0[4] = {rows8<Q5_0Layout, 1>, rows8_pairs<Q5_0Layout, 1>,
-                                            rows8<Q5_0Layout, 3>, rows8_pairs<Q5_0Layout, 2>};
-  static constexpr RowGroupTile kQ5_1[4] = {rows8<Q5_1Layout, 1>, rows8_pairs<Q5_1Layout, 1>,
-                                            rows8<Q5_1Layout, 3>, rows8_pairs<Q5_1Layout, 2>};
-  static constexpr RowGroupTile kQ4_1[4] = {rows8<Q4_1Layout, 1>, rows8_pairs<Q4_1Layout, 1>,
-                                            rows8<Q4_1Layout, 3>, rows8_pairs<Q4_1Layout, 2>};
-  const RowGroupTile* tiles = weight == DType::Q5_0 ? kQ5_0 : weight == DType::Q5_1 ? kQ5_1 : kQ4_1;
-  return run_row_groups<4>(tiles, w, w_stride, n_rows, xq, x_stride, n_tok, n / 32, out,
-                           out_stride);
+int dot_tile_q4_1_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                         float* out, std::size_t out_stride) {
+  return rows8_tokens<Q4_1Layout>(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
+}
+
+int dot_tile_q5_0_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                         float* out, std::size_t out_stride) {
+  return rows8_tokens<Q5_0Layout>(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
+}
+
+int dot_tile_q5_1_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                         const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
+                         float* out, std::size_t out_stride) {
+  return rows8_tokens<Q5_1Layout>(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
 }
 
 }  // namespace ls::kernels::quant_detail

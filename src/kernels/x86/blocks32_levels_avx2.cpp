@@ -1,14 +1,15 @@
-// AVX2 tiles of the 32-element formats Q5_0, Q5_1, Q4_1 and IQ4_NL against Q8_0 activations,
-// following their accumulation model in quant_internal.h exactly (same bits as
-// dot_more_scalar): each weight block is unpacked to 32 int8 levels once per group of tokens,
-// multiplied with maddubs/madd, 8 blocks reduced to one vector of block sums, then one fma per
-// lane; the activations' scales and (Q4_1, Q5_1) block sums are prepared once per call.
+// AVX2 tiles of the 32-element formats Q4_1, Q5_0, Q5_1 and IQ4_NL against Q8_0 activations,
+// following their levels accumulation model in quant/detail.h exactly (same bits as the scalar
+// references, dot_q5_0_scalar etc. in quant/blocks32_dot.cpp): each weight block is unpacked to 32
+// int8 levels once per group of tokens, multiplied with maddubs/madd, 8 blocks reduced to one
+// vector of block sums, then one fma per lane; the activations' scales and (Q4_1, Q5_1) block sums
+// are prepared once per call.
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace ls::kernels::quant_detail {
 namespace {
@@ -192,19 +193,28 @@ LS_AVX2 void tile_n(const std::uint8_t* w, std::size_t w_stride, int n_rows,
 
 }  // namespace
 
-void tile_32_more_avx2(DType t, const std::uint8_t* w, std::size_t w_stride, int n_rows,
-                       const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
-                       std::size_t out_stride) {
-  switch (t) {
-    case DType::Q5_0:
-      return tile_n<Q5_0F>(w, w_stride, n_rows, xrows, n_tok, nb, out, out_stride);
-    case DType::Q5_1:
-      return tile_n<Q5_1F>(w, w_stride, n_rows, xrows, n_tok, nb, out, out_stride);
-    case DType::Q4_1:
-      return tile_n<Q4_1F>(w, w_stride, n_rows, xrows, n_tok, nb, out, out_stride);
-    default:
-      return tile_n<IQ4_NLF>(w, w_stride, n_rows, xrows, n_tok, nb, out, out_stride);
-  }
+void tile_q4_1_avx2(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                    const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
+                    std::size_t out_stride) {
+  tile_n<Q4_1F>(w, w_stride, n_rows, xrows, n_tok, nb, out, out_stride);
+}
+
+void tile_q5_0_avx2(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                    const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
+                    std::size_t out_stride) {
+  tile_n<Q5_0F>(w, w_stride, n_rows, xrows, n_tok, nb, out, out_stride);
+}
+
+void tile_q5_1_avx2(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                    const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
+                    std::size_t out_stride) {
+  tile_n<Q5_1F>(w, w_stride, n_rows, xrows, n_tok, nb, out, out_stride);
+}
+
+void tile_iq4_nl_avx2(const std::uint8_t* w, std::size_t w_stride, int n_rows,
+                      const std::uint8_t* const* xrows, int n_tok, std::size_t nb, float* out,
+                      std::size_t out_stride) {
+  tile_n<IQ4_NLF>(w, w_stride, n_rows, xrows, n_tok, nb, out, out_stride);
 }
 
 }  // namespace ls::kernels::quant_detail

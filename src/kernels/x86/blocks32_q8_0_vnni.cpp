@@ -8,13 +8,14 @@
 //   sum(w * x) = sum((w + 128) * x) - 128 * sum(x)
 // holds exactly. Block sums are the same integers as the AVX2 and scalar paths, and the float
 // part (scales, fma into lane-ordered accumulators, the final tree sum) is the AVX2 tile's, so
-// the bits match (quant_tests check it against the scalar path).
+// the bits match the scalar reference, dot_q8_0_scalar (quant/blocks32_dot.cpp; quant_tests check
+// it).
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace ls::kernels::quant_detail {
 namespace {

@@ -3,4 +3,4 @@
 #define LS_IL_ATTR __attribute__((target("avx2,fma,f16c")))
 #define LS_IL_VNNI 0
 #define LS_IL_ENTRY interleaved_avx2
-#include "kernels/interleave_simd.inc"
+#include "kernels/x86/interleave_simd.inc"

@@ -1,6 +1,6 @@
 // Internal to the interleaved kernels: their arguments in one struct and the two compiled
 // variants of interleave_simd.inc (AVX2 maddubs/madd, AVX-512 VNNI vpdpbusd), chosen in
-// interleave.cpp. Both give dot_interleaved_scalar's bits.
+// interleave.cpp. Both give the bits of the scalar reference there, dot_interleaved_scalar's bits.
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,6 @@
 // AVX2 build.
 #define LS_IL_ATTR __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 #define LS_IL_VNNI 1
-#include "kernels/avx512_warnings.h"
+#include "kernels/x86/avx512_warnings.h"
 #define LS_IL_ENTRY interleaved_vnni
-#include "kernels/interleave_simd.inc"
+#include "kernels/x86/interleave_simd.inc"

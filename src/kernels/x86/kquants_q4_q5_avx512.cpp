@@ -7,16 +7,17 @@
 // and one vpdpwssd (madd with the two sub-blocks' scales and the add in one) per token and 64
 // weights, half the instructions of the AVX2 tile. The 8 rows' block headers are decoded together
 // (headers8) and their exact integer sums reduced together (hsum8x16_i32, min_sums8); the sums
-// then take the same lane-wise float part as tile_q4_k_rows8 (quant_avx2.cpp; Q5_K has Q4_K's
-// accumulation model), so the bits are the scalar path's (quant_tests).
+// then take the same lane-wise float part as tile_q4_k_rows8 (x86/kquants_avx2.cpp; Q5_K has Q4_K's
+// accumulation model), so the bits are the scalar references' (dot_q4_k_scalar,
+// dot_q5_k_scalar in quant/kquants_dot.cpp; quant_tests).
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/avx512_warnings.h"
+#include "kernels/x86/avx512_warnings.h"
 
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace ls::kernels::quant_detail {
 namespace {

@@ -6,13 +6,14 @@
 // and 64 weights, half the instructions of the AVX2 tile. The level offset -32 comes in through the
 // activations' sub-block sums, as there. The exact integer sums then go through the transposing
 // reduction of the row-group tiles and the float part runs on row lanes (lane r = row r's fma
-// chain: tile_q6_k's operations), so the bits are the scalar path's (quant_tests).
+// chain: tile_q6_k's operations), so the bits are the scalar reference's (dot_q6_k_scalar
+// in quant/kquants_dot.cpp; quant_tests).
 #include <cstring>
 
-#include "kernels/avx512_warnings.h"
+#include "kernels/x86/avx512_warnings.h"
 
 #include "kernels/quant.h"
-#include "kernels/quant_internal.h"
+#include "kernels/x86/quant_x86.h"
 
 namespace ls::kernels::quant_detail {
 namespace {
@@ -85,7 +86,7 @@ LS_AVX512VNNI __attribute__((always_inline)) inline void row_block(const std::ui
 }
 
 // Row r's block b at w + b * block_step + r * w_stride (the file's rows or a block-interleaved
-// group, as in quant_avx512_q45_k.cpp).
+// group, as in kquants_q4_q5_avx512.cpp).
 template <int T>
 LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_t block_step,
                          const std::uint8_t* const* xrows, std::size_t nb, float* out,
@@ -102,7 +103,7 @@ LS_AVX512VNNI void rows8(const std::uint8_t* w, std::size_t w_stride, std::size_
     if (stream) prefetch_ahead(w0, ahead, block_step);
     __m256i isum[T][8];
     if constexpr (T == 1) {
-      // The 8 rows unrolled, as quant_avx512_q45_k.cpp's rows8 (L2-resident 64 x 4864 weights,
+      // The 8 rows unrolled, as kquants_q4_q5_avx512.cpp's rows8 (L2-resident 64 x 4864 weights,
       // one thread, 8 alternating runs: 49.9-50.7 -> 56.9-57.5 GB/s).
 #pragma GCC unroll 8
       for (int r = 0; r < 8; ++r) row_block<T>(w0 + r * w_stride, pick, xrows, b, &isum[0][r], 8);
