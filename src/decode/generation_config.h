@@ -29,8 +29,8 @@ enum class DecodeMode { greedy, sample, beam_search, beam_sample };
 
 struct GenerationConfig {
   // Length.
-  int max_new_tokens = 256;
-  int max_length = 0;  // prompt + generated; used only when max_new_tokens was not given
+  int max_new_tokens = 256;  // 0 (a server request only): the prompt is scored, nothing generated
+  int max_length = 0;        // prompt + generated; used only when max_new_tokens was not given
   int min_length = 0;  // prompt + generated, as transformers counts it for decoder-only models
   int min_new_tokens = 0;
   // Strategy.

@@ -74,7 +74,11 @@ void validate(const GenerationConfig& c) {
         ">= -1 (-1: the default span, 0: the penalties see no tokens)");
   check(c, "min_keep", c.min_keep, c.min_keep >= 0, ">= 0");
   check(c, "no_repeat_ngram_size", c.no_repeat_ngram_size, c.no_repeat_ngram_size >= 0, ">= 0");
-  check(c, "max_new_tokens", c.max_new_tokens, c.max_new_tokens >= 1, ">= 1");
+  // A request (the server's max_tokens 0) may ask for no new token: its run scores the prompt
+  // and ends at once. Flags and generation_config.json keep transformers' rule.
+  const bool prompt_only_allowed = c.source_of("max_new_tokens") == "request";
+  check(c, "max_new_tokens", c.max_new_tokens, c.max_new_tokens >= (prompt_only_allowed ? 0 : 1),
+        prompt_only_allowed ? ">= 0" : ">= 1");
   check(c, "max_length", c.max_length, c.max_length >= 0, ">= 0");
   check(c, "min_length", c.min_length, c.min_length >= 0, ">= 0");
   check(c, "min_new_tokens", c.min_new_tokens, c.min_new_tokens >= 0, ">= 0");

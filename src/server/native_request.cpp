@@ -417,11 +417,10 @@ NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
                      "prompt", "context_length_exceeded");
     Job job;
     job.config = c;
-    job.config.max_new_tokens = static_cast<int>(
-        std::max<std::int64_t>(n_predict < 0 ? room : std::min(n_predict, room), 1));
+    // 0: the run scores the prompt and generates nothing.
+    job.config.max_new_tokens = static_cast<int>(n_predict < 0 ? room : std::min(n_predict, room));
     job.config.max_length = 0;
     job.config.sources["max_new_tokens"] = "request";
-    job.score_only = n_predict == 0;
     try {
       decode::validate(job.config);
       decode::resolve_order(job.config);

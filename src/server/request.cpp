@@ -129,10 +129,10 @@ void apply_llama_fields(const json& body, decode::GenerationConfig& c, const Ser
   limits.model->resolve_dry(c);
 }
 
-// The sampling fields both endpoints share, over `c`. Returns max_tokens as asked: at least 1,
-// or 0 for completions that only score a prompt.
-std::int64_t apply_sampling(const json& body, decode::GenerationConfig& c,
-                            const ServerLimits& limits, std::size_t prompt_len, bool completions) {
+// The sampling fields both endpoints share, over `c`; max_tokens 0 (completions only) leaves
+// max_new_tokens 0: the run scores the prompt and generates nothing.
+void apply_sampling(const json& body, decode::GenerationConfig& c, const ServerLimits& limits,
+                    std::size_t prompt_len, bool completions) {
   const auto V = limits.model->model().config().vocab_size;
   apply_numbers(body, c, V, "");
   apply_llama_fields(body, c, limits);
@@ -230,7 +230,7 @@ std::int64_t apply_sampling(const json& body, decode::GenerationConfig& c,
                        name, "context_length_exceeded");
     }
   }
-  c.max_new_tokens = static_cast<int>(std::max<std::int64_t>(max_tokens, 1));  // 0: Job.score_only
+  c.max_new_tokens = static_cast<int>(max_tokens);
   c.max_length = 0;
   mark(c, "max_new_tokens");
   if (const json* v = field(body, "min_tokens")) {
@@ -268,7 +268,6 @@ std::int64_t apply_sampling(const json& body, decode::GenerationConfig& c,
   } catch (const std::exception& e) {
     bad("", e.what());
   }
-  return max_tokens;
 }
 
 // logitscope.keep: the generation is kept for replay; one sequence of one prompt.
@@ -360,7 +359,7 @@ Job make_job(const json& body, const ParsedRequest& r, std::vector<std::int32_t>
   Job job;
   job.config = limits.defaults;
   job.config.num_return_sequences = r.n;
-  job.score_only = apply_sampling(body, job.config, limits, prompt.size(), !r.chat) == 0;
+  apply_sampling(body, job.config, limits, prompt.size(), !r.chat);
   job.prompt = std::move(prompt);
   job.top_logprobs = r.logprobs ? r.top_logprobs : -1;
   if (const json* v = field(body, "logprobs_mode")) {
@@ -621,7 +620,7 @@ ParsedRequest parse_completion_request(const json& body, const ServerLimits& lim
   }
   r.keep = keep_requested(body, r, prompts.size());
   refuse_constrained_keep(r);
-  if (r.keep && r.jobs[0].score_only)
+  if (r.keep && r.jobs[0].config.max_new_tokens == 0)
     bad("max_tokens", "'logitscope.keep' needs a generation: 'max_tokens' must be at least 1");
   return r;
 }

@@ -402,7 +402,6 @@ void Scheduler::run_step() {
     if (a.job.prompt_logprobs)
       a.channel->push(a.index, PromptLogprobsEvent{std::move(a.prompt_logprobs)});
     a.request.cached_prefix = a.prefilled;
-    if (a.job.score_only) a.request.config.max_new_tokens = 0;  // the run ends at once
     a.run = decode::make_run(deferred_, a.request, a.first_seq);
   };
   const auto run_feeds = [&](Active& a) {

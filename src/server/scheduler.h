@@ -33,7 +33,9 @@ namespace ls::server {
 // One prompt's generation with config.num_return_sequences choices.
 struct Job {
   std::vector<std::int32_t> prompt;
-  decode::GenerationConfig config;  // validated by the caller
+  // Validated by the caller. max_new_tokens 0 (completions scoring a prompt): the prompt is
+  // prefilled (for its logprobs) and the run ends at once, generating nothing.
+  decode::GenerationConfig config;
   int top_logprobs = -1;            // -1: no logprobs; else top entries per token (0..20)
   bool processed_logprobs = false;  // logprobs of the distribution drawn from, not the raw one
   bool prompt_logprobs = false;     // also the prompt's tokens (echo, or prompt_logprobs)
@@ -41,9 +43,6 @@ struct Job {
   std::vector<std::int32_t> named;  // ids whose logprob and rank every step reports
   int trace_top_n = 0;              // > 0: every step's stage trace
   bool expert_routes = false;       // the trace's steps carry the router's choice (MoE)
-  // max_tokens 0 (completions scoring a prompt): the prompt is prefilled (for its logprobs)
-  // and nothing is generated. config.max_new_tokens stays >= 1 so the config validates.
-  bool score_only = false;
   // Set: every step's raw logits, token and draw are kept here (the logit microscope).
   std::shared_ptr<KeptGeneration> keep;
 };

@@ -174,13 +174,13 @@ TEST_F(RequestTest, GoodRequestsBecomeJobs) {
   ASSERT_EQ(2u, many.jobs.size());
   EXPECT_EQ((std::vector<std::int32_t>{1, 2, 3}), many.jobs[1].prompt);
   EXPECT_TRUE(many.jobs[0].prompt_logprobs);
-  EXPECT_FALSE(many.jobs[0].score_only);
-  // max_tokens 0 (either name) scores a prompt; the config still holds a valid length.
+  EXPECT_EQ(limits().ctx - static_cast<int>(many.jobs[0].prompt.size()),
+            many.jobs[0].config.max_new_tokens);
+  // max_tokens 0 (either name) scores a prompt: the config asks for no new token.
   for (const char* name : {"max_tokens", "max_completion_tokens"}) {
     const ParsedRequest score = parse_completion_request(
         {{"prompt", "a b"}, {"echo", true}, {"logprobs", 1}, {name, 0}}, limits());
-    EXPECT_TRUE(score.jobs[0].score_only) << name;
-    EXPECT_EQ(1, score.jobs[0].config.max_new_tokens) << name;
+    EXPECT_EQ(0, score.jobs[0].config.max_new_tokens) << name;
   }
 }
 
