@@ -53,8 +53,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // The weights one decode step reads, in the order it reads them: one row of the embedding
 // table, every layer's matrices, then lm_head (the whole embedding table when tied). A sparse
 // layer's token reads experts_per_token experts (all the same size): the first ones stand in.
-std::vector<std::span<const std::uint8_t>> weights_per_token(const Model& m) {
-  const Weights& w = m.weights();
+std::vector<std::span<const std::uint8_t>> weights_per_token(const model::Model& m) {
+  const model::Weights& w = m.weights();
   std::vector<std::span<const std::uint8_t>> regions{{w.embed.data, w.embed.row_bytes()}};
   const auto active = static_cast<std::size_t>(m.config().moe.experts_per_token);
   for (const auto& L : w.layers) {
@@ -101,9 +101,9 @@ void run_bench(BenchOptions& o) {
   ThreadPool pool(o.model.threads);
   reset_peak_rss();  // count only the model from here on
   resolve_model(o.model);
-  auto model = Model::load(o.model.model, load_options(o.model));
+  auto model = model::Model::load(o.model.model, load_options(o.model));
 
-  const ModelConfig& c = model->config();
+  const model::ModelConfig& c = model->config();
   const std::int64_t context = std::int64_t{o.depth} + o.gen_tokens;
   if (context > c.max_position_embeddings)
     fail(
@@ -141,10 +141,10 @@ void run_bench(BenchOptions& o) {
     engine.release(0);
     seq = 2;
     if (o.depth > 0)
-      next = top_ids(engine.feed(seq, std::span(prompt).first(static_cast<std::size_t>(o.depth))),
-                     1)[0];
+      next = inspect::top_ids(
+          engine.feed(seq, std::span(prompt).first(static_cast<std::size_t>(o.depth))), 1)[0];
   } else {
-    next = top_ids(logits, 1)[0];
+    next = inspect::top_ids(logits, 1)[0];
   }
 
   // Decode in stretches of kStretch tokens, the weights read once by the bandwidth probe (in
@@ -169,7 +169,7 @@ void run_bench(BenchOptions& o) {
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; ++i) {
       logits = engine.feed(seq, std::span(&next, 1));
-      next = top_ids(logits, 1)[0];
+      next = inspect::top_ids(logits, 1)[0];
       progress->advance();
     }
     const double stretch_s = seconds_since(t0);

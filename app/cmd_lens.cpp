@@ -39,7 +39,7 @@ struct LensCli {
 
 void print_table(const LoadedModel& lm, const inspect::LensReport& r,
                  std::span<const std::int32_t> ids, std::span<const int> layers) {
-  const ModelConfig& c = lm.model().config();
+  const model::ModelConfig& c = lm.model().config();
   fmt::print("model     {} ({}, {} layers)\n", lm.path(), c.model_type, c.num_hidden_layers);
   fmt::print("position  {} (after {}: the distribution of the token that follows)\n",
              ids.size() - 1, token_cell(lm, ids.back()));
@@ -121,7 +121,7 @@ LensInput lens_input(LensCli& o, const LoadedModel& lm) {
 
 void run_lens(LensCli& o) {
   LoadedModel lm = load_model(o.model);
-  const ModelConfig& c = lm.model().config();
+  const model::ModelConfig& c = lm.model().config();
   std::vector<int> layers;
   if (!o.layers.empty()) layers = parse_int_list(o.layers, "--layers");
   for (int l : layers)

@@ -51,7 +51,7 @@ struct NextResult {
 void print_next(const NextOptions& o, const LoadedModel& lm, const NextResult& r,
                 std::optional<std::size_t> index) {
   const auto V = static_cast<std::size_t>(lm.model().config().vocab_size);
-  const DistributionSummary s = summarize_logits(r.last, o.temperature, o.top);
+  const inspect::DistributionSummary s = inspect::summarize_logits(r.last, o.temperature, o.top);
   if (o.json) {
     nlohmann::ordered_json j;
     if (index) j["prompt_index"] = *index;
@@ -85,7 +85,7 @@ void print_next(const NextOptions& o, const LoadedModel& lm, const NextResult& r
     fmt::print("{}\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
   }
-  const ModelConfig& c = lm.model().config();
+  const model::ModelConfig& c = lm.model().config();
   if (index) {
     fmt::print("{}── prompt {}: \"{}\"\n", *index ? "\n" : "", *index,
                printable(clip_utf8(r.rendered, 60)));

@@ -14,8 +14,8 @@
 #include "app/commands.h"
 #include "app/model_source.h"
 #include "app/progress.h"
+#include "convert/gguf_quantize.h"
 #include "core/error.h"
-#include "model/gguf_quantize.h"
 
 namespace ls::app {
 
@@ -23,16 +23,16 @@ namespace {
 
 // A GGML type for every matrix, or one of llama-quantize's mixes (q2_k is llama-quantize's Q2_K,
 // itself a mix).
-void parse_type(const std::string& s, QuantizeOptions* q) {
+void parse_type(const std::string& s, convert::QuantizeOptions* q) {
   static const std::map<std::string, DType> kTypes = {
       {"f32", DType::F32},   {"f16", DType::F16},       {"bf16", DType::BF16},
       {"q8_0", DType::Q8_0}, {"q4_0", DType::Q4_0},     {"q4_k", DType::Q4_K},
       {"q6_k", DType::Q6_K}, {"q5_0", DType::Q5_0},     {"q5_1", DType::Q5_1},
       {"q4_1", DType::Q4_1}, {"iq4_nl", DType::IQ4_NL}, {"q5_k", DType::Q5_K},
       {"q3_k", DType::Q3_K}};
-  if (const auto mix = quant_mix_from_name(s)) {
+  if (const auto mix = convert::quant_mix_from_name(s)) {
     q->mix = mix;
-    q->type = quant_mix_default_type(*mix);
+    q->type = convert::quant_mix_default_type(*mix);
     return;
   }
   std::string lower;
@@ -50,7 +50,7 @@ void parse_type(const std::string& s, QuantizeOptions* q) {
 
 void add_quantize_command(CLI::App& app) {
   struct Opts {
-    QuantizeOptions q;
+    convert::QuantizeOptions q;
     std::string type = "q8_0";
     std::string revision = "main";
     bool pull = false;
@@ -98,7 +98,7 @@ void add_quantize_command(CLI::App& app) {
     o->q.model_dir = resolve_model_spec(o->q.model_dir, o->revision, o->pull, "--model", &repo);
     // A snapshot folder is named by its commit: name the GGUF after the repo instead.
     if (o->q.name.empty() && !repo.empty()) o->q.name = repo.substr(repo.find('/') + 1);
-    if (!gguf_can_write(o->q.type))
+    if (!convert::gguf_can_write(o->q.type))
       fail("--type {}: not available in this build (the quantization kernels are missing)",
            o->type);
     const auto t0 = std::chrono::steady_clock::now();
@@ -107,7 +107,7 @@ void add_quantize_command(CLI::App& app) {
       if (!progress) progress.emplace("quantize", total, "tensors");
       progress->advance(done - progress->done());
     };
-    const QuantizeResult r = quantize_to_gguf(o->q);
+    const convert::QuantizeResult r = convert::quantize_to_gguf(o->q);
     progress.reset();
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -127,7 +127,7 @@ void add_quantize_command(CLI::App& app) {
       fmt::print("note: {} has no tokenizer.json; the GGUF has no tokenizer metadata\n",
                  o->q.model_dir);
     fmt::print("wrote {} ({} tensors, {}, {:.1f} MiB of tensor data) in {:.1f} s\n", o->q.out,
-               r.tensors, o->q.mix ? quant_mix_name(*o->q.mix) : dtype_name(o->q.type),
+               r.tensors, o->q.mix ? convert::quant_mix_name(*o->q.mix) : dtype_name(o->q.type),
                static_cast<double>(r.bytes) / (1 << 20), secs);
   });
 }

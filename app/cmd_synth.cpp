@@ -9,9 +9,9 @@
 
 #include "app/commands.h"
 #include "app/progress.h"
+#include "convert/synth.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
-#include "model/synth.h"
 
 #ifndef LS_DEFAULT_TOKENIZER_DIR
 #define LS_DEFAULT_TOKENIZER_DIR ""
@@ -21,7 +21,7 @@ namespace ls::app {
 
 void add_synth_command(CLI::App& app) {
   struct Opts {
-    SynthOptions s;
+    convert::SynthOptions s;
     std::string dtype = "bf16";
     bool tied = false, untied = false, no_tokenizer = false;
     std::string template_file;
@@ -31,7 +31,7 @@ void add_synth_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "synth", "Write a synthetic model (random weights, real shapes and tokenizer)");
   std::string shapes;
-  for (const auto& n : synth_shape_names()) shapes += (shapes.empty() ? "" : "|") + n;
+  for (const auto& n : convert::synth_shape_names()) shapes += (shapes.empty() ? "" : "|") + n;
   cmd->add_option("--shape", o->s.shape, "Model shape: " + shapes)->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "Weight dtype: f32|bf16|f16")->capture_default_str();
   cmd->add_option("--seed", o->s.seed, "Random seed of the weights")->capture_default_str();
@@ -75,7 +75,7 @@ void add_synth_command(CLI::App& app) {
       if (!progress) progress.emplace("synth", total, "tensors");
       progress->advance(done - progress->done());
     };
-    synthesize_model(o->s);
+    convert::synthesize_model(o->s);
     progress.reset();
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

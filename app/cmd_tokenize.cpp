@@ -39,8 +39,8 @@ struct TokenizeOptions {
   bool split_special = false;
 };
 
-Tokenizer load_tokenizer(const TokenizeOptions& o) {
-  if (!o.tokenizer.empty()) return Tokenizer::load(o.tokenizer);
+tok::Tokenizer load_tokenizer(const TokenizeOptions& o) {
+  if (!o.tokenizer.empty()) return tok::Tokenizer::load(o.tokenizer);
   if (o.model.empty()) fail("give the tokenizer with --model DIR or --tokenizer FILE");
   if (std::filesystem::is_regular_file(o.model)) {  // a GGUF: the tokenizer in its metadata
     const engine::LoadedModel lm = engine::LoadedModel::tokenizer_only(o.model);
@@ -49,10 +49,10 @@ Tokenizer load_tokenizer(const TokenizeOptions& o) {
   const std::filesystem::path path = std::filesystem::path(o.model) / "tokenizer.json";
   if (!std::filesystem::exists(path))
     fail("{}: no tokenizer.json in this model directory", o.model);
-  return Tokenizer::load(path.string());
+  return tok::Tokenizer::load(path.string());
 }
 
-void run_jsonl(const TokenizeOptions& o, const Tokenizer& tok) {
+void run_jsonl(const TokenizeOptions& o, const tok::Tokenizer& tok) {
   std::ifstream file;
   std::istream* in = &std::cin;
   if (o.jsonl != "-") {
@@ -94,7 +94,7 @@ void run_jsonl(const TokenizeOptions& o, const Tokenizer& tok) {
 void run_tokenize(const TokenizeOptions& o) {
   if (!o.jsonl.empty() && o.text_given) fail("give either --text or --jsonl, not both");
   if (o.jsonl.empty() && !o.text_given) fail("give the input with --text TEXT or --jsonl FILE");
-  const Tokenizer tok = load_tokenizer(o);
+  const tok::Tokenizer tok = load_tokenizer(o);
   if (!o.jsonl.empty()) {
     run_jsonl(o, tok);
     return;

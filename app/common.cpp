@@ -82,12 +82,12 @@ void add_model_options(CLI::App& cmd, ModelOptions& o) {
       ->trigger_on_parse();
 }
 
-LoadOptions load_options(const ModelOptions& o) {
-  LoadOptions l{.validate = !o.no_validate,
-                .debug_nonfinite = o.debug_nonfinite,
-                .repack = !o.no_repack,
-                .huge_pages = o.huge_pages,
-                .bf16_activations = o.bf16_activations};
+model::LoadOptions load_options(const ModelOptions& o) {
+  model::LoadOptions l{.validate = !o.no_validate,
+                       .debug_nonfinite = o.debug_nonfinite,
+                       .repack = !o.no_repack,
+                       .huge_pages = o.huge_pages,
+                       .bf16_activations = o.bf16_activations};
   if (o.kv_type == "f32")
     l.kv_type = DType::F32;
   else if (o.kv_type == "f16")

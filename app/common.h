@@ -42,7 +42,7 @@ void add_model_options(CLI::App& cmd, ModelOptions& o);
 
 // How --kv-type, --no-validate, --debug-nonfinite and --no-repack open the model; throws naming
 // --kv-type for anything but f32, f16, bf16.
-LoadOptions load_options(const ModelOptions& o);
+model::LoadOptions load_options(const ModelOptions& o);
 
 // "1,2, 3" -> {1, 2, 3}; throws naming --tokens on anything else.
 std::vector<std::int32_t> parse_token_list(const std::string& text, const char* flag = "--tokens");

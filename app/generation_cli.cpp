@@ -128,7 +128,7 @@ decode::GenerationConfig generation_config_from(const GenerationFlags& f, const 
 }
 
 void apply_generation_flags(decode::GenerationConfig& config, const GenerationFlags& f,
-                            const Tokenizer* tokenizer, const std::vector<std::string>& skip) {
+                            const tok::Tokenizer* tokenizer, const std::vector<std::string>& skip) {
   for (const auto& field : decode::generation_fields()) {
     const std::string name(field.name);
     if (f.options.at(name)->count() == 0) continue;

@@ -43,7 +43,8 @@ std::shared_ptr<const grammar::Constraint> constraint_from(const GenerationFlags
 // The flags over an existing config (replay starts from the settings a trace recorded);
 // `tokenizer` may be null, then --ban-word/--logit-bias-word are an error. Not validated.
 void apply_generation_flags(decode::GenerationConfig& config, const GenerationFlags& f,
-                            const Tokenizer* tokenizer, const std::vector<std::string>& skip = {});
+                            const tok::Tokenizer* tokenizer,
+                            const std::vector<std::string>& skip = {});
 // `config` for a reply to `rendered` (the prompt text tokenized; "" for --tokens): when the
 // chat template writes <think> blocks and the prompt leaves one to open, the constraint (if
 // any) is moved after "</think>", as the server does for a thinking model.

@@ -42,7 +42,7 @@ std::vector<std::int32_t> prompt_tokens(PromptOptions& o, const LoadedModel& lm)
   if (o.prompt.empty()) fail("give the input with --tokens 1,2,3 or --prompt TEXT");
   if (!o.system.empty() && !o.chat) fail("--system needs --chat");
   if (o.no_think && !o.chat) fail("--no-think needs --chat");
-  const Tokenizer& tok = lm.require_tokenizer("--prompt");
+  const tok::Tokenizer& tok = lm.require_tokenizer("--prompt");
   std::string text = o.prompt;
   bool split_special = o.split_special;
   if (o.chat) {
@@ -111,7 +111,7 @@ std::vector<std::int32_t> file_prompt_tokens(const FilePrompt& p, const PromptOp
     ids = prompt_tokens(one, lm);
     text = one.rendered;
   } else {
-    const Tokenizer& tok = lm.require_tokenizer("--prompts");
+    const tok::Tokenizer& tok = lm.require_tokenizer("--prompts");
     text = lm.chat_template().render(p.messages, nullptr, true, template_variables(how));
     ids = tok.encode(text);  // the template's special tokens stay special
   }

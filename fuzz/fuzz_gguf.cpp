@@ -1,18 +1,18 @@
 // Fuzz target: the GGUF reader (src/model/gguf.*) and what is built from its metadata: each
 // input is a GGUF file (through an in-memory file), opened with arrays kept and skipped (both
 // must accept or both refuse it), every key read through each typed getter, then the config
-// (gguf_metadata), the tokenizer (engine::gguf_tokenizer, which encodes a text), the chat
+// (gguf_metadata), the tokenizer (tok::gguf_tokenizer, which encodes a text), the chat
 // template and the model's weights (Model::from_gguf). Only ls::Error may be thrown.
 #include <cstdint>
 #include <exception>
 #include <memory>
 
 #include "core/error.h"
-#include "engine/gguf_tokenizer.h"
+#include "formats/gguf.h"
 #include "fuzz_util.h"
-#include "model/gguf.h"
 #include "model/gguf_metadata.h"
 #include "model/model.h"
+#include "tokenizer/gguf_tokenizer.h"
 
 namespace {
 
@@ -27,14 +27,14 @@ void allow_error(F&& f) {
 // Reads everything the file holds through the public accessors: each key through the getter of
 // its type, and the first key of each type through every getter (the error paths; a throw per
 // key would cost more than the parse).
-void read_all(const ls::GgufFile& f) {
+void read_all(const ls::formats::GgufFile& f) {
   std::uint32_t seen_types = 0;
-  for (const ls::GgufKV& kv : f.metadata()) {
+  for (const ls::formats::GgufKV& kv : f.metadata()) {
     if (f.find_kv(kv.key) != &kv) ls::fuzz::finding("find_kv does not return its entry");
     const auto type_bit = 1u << static_cast<std::uint32_t>(kv.type);
     const bool all = (seen_types & type_bit) == 0;
     seen_types |= type_bit;
-    using T = ls::GgufType;
+    using T = ls::formats::GgufType;
     const T t = kv.type;
     const bool integer = t == T::UInt8 || t == T::Int8 || t == T::UInt16 || t == T::Int16 ||
                          t == T::UInt32 || t == T::Int32 || t == T::UInt64 || t == T::Int64;
@@ -64,31 +64,31 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     bool skip_ok = true;
     try {
-      const ls::GgufFile skipped(path, ls::GgufArrays::Skip);
+      const ls::formats::GgufFile skipped(path, ls::formats::GgufArrays::Skip);
       read_all(skipped);
     } catch (const ls::Error&) {
       skip_ok = false;
     }
-    std::unique_ptr<ls::GgufFile> f;
+    std::unique_ptr<ls::formats::GgufFile> f;
     try {
-      f = std::make_unique<ls::GgufFile>(path, ls::GgufArrays::Keep);
+      f = std::make_unique<ls::formats::GgufFile>(path, ls::formats::GgufArrays::Keep);
     } catch (const ls::Error&) {
       if (skip_ok) ls::fuzz::finding("opened with GgufArrays::Skip but not with Keep");
       return 0;
     }
     if (!skip_ok) ls::fuzz::finding("opened with GgufArrays::Keep but not with Skip");
     read_all(*f);
-    allow_error([&] { (void)ls::gguf_config_json(*f); });
-    if (ls::gguf_has_tokenizer(*f)) {
+    allow_error([&] { (void)ls::model::gguf_config_json(*f); });
+    if (ls::model::gguf_has_tokenizer(*f)) {
       allow_error([&] {
-        const ls::Tokenizer tok = ls::engine::gguf_tokenizer(*f);
+        const ls::tok::Tokenizer tok = ls::tok::gguf_tokenizer(*f);
         const auto ids = tok.encode("Hello <|im_end|> world, 你好!");
         (void)tok.decode(ids);
       });
     }
-    allow_error([&] { (void)ls::gguf_chat_template(*f); });
+    allow_error([&] { (void)ls::model::gguf_chat_template(*f); });
     f->drop_arrays();
-    allow_error([&] { (void)ls::Model::from_gguf(std::move(f)); });
+    allow_error([&] { (void)ls::model::Model::from_gguf(std::move(f)); });
   } catch (const ls::Error&) {
   } catch (const std::exception& e) {
     ls::fuzz::finding(std::string("not an ls::Error: ") + e.what());

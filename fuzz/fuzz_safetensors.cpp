@@ -8,14 +8,14 @@
 #include <exception>
 
 #include "core/error.h"
+#include "formats/safetensors.h"
 #include "fuzz_util.h"
-#include "model/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static ls::fuzz::MemFile file;
   const std::string& path = file.write(data, size);
   try {
-    const ls::SafetensorsFile st(path);
+    const ls::formats::SafetensorsFile st(path);
     const std::uint8_t* lo = nullptr;
     const std::uint8_t* hi = nullptr;
     std::size_t total = 0;

@@ -15,10 +15,11 @@
 
 namespace {
 
-const ls::Tokenizer& qwen() {
-  static const ls::Tokenizer tok = [] {
+const ls::tok::Tokenizer& qwen() {
+  static const ls::tok::Tokenizer tok = [] {
     const char* dir = std::getenv("LS_FUZZ_TOKENIZER_DIR");
-    return ls::Tokenizer::load(std::string(dir ? dir : LS_QWEN_TOKENIZER_DIR) + "/tokenizer.json");
+    return ls::tok::Tokenizer::load(std::string(dir ? dir : LS_QWEN_TOKENIZER_DIR) +
+                                    "/tokenizer.json");
   }();
   return tok;
 }
@@ -32,7 +33,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const ls::Tokenizer& tok = qwen();
+  const ls::tok::Tokenizer& tok = qwen();
   const bool valid = ls::tok::utf8_validate(text) == text.size();
   for (bool split : {false, true}) {
     std::vector<std::int32_t> ids;
@@ -48,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (auto id : ids)
       if (id < 0 || id >= tok.size()) ls::fuzz::finding("an id out of range");
     const std::string whole = tok.decode(ids);
-    ls::StreamDecoder stream(tok);
+    ls::tok::StreamDecoder stream(tok);
     std::string streamed;
     for (auto id : ids) streamed += stream.push(id);
     streamed += stream.flush();

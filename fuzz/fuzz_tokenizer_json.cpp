@@ -13,7 +13,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    const ls::Tokenizer tok = ls::Tokenizer::from_json(text, "fuzz/tokenizer.json");
+    const ls::tok::Tokenizer tok = ls::tok::Tokenizer::from_json(text, "fuzz/tokenizer.json");
     for (const char* sample : {"Hello world", "  \n\t x", "你好 e\u0301", "<|im_end|>a<think>"}) {
       for (bool split : {false, true}) {
         std::vector<std::int32_t> ids;
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (auto id : ids)
           if (id < 0 || id >= tok.size()) ls::fuzz::finding("encode gave an id out of range");
         const std::string whole = tok.decode(ids);
-        ls::StreamDecoder stream(tok);
+        ls::tok::StreamDecoder stream(tok);
         std::string streamed;
         for (auto id : ids) streamed += stream.push(id);
         streamed += stream.flush();

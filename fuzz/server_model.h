@@ -12,8 +12,8 @@
 #include <mutex>
 #include <string>
 
+#include "convert/synth.h"
 #include "engine/loaded_model.h"
-#include "model/synth.h"
 #include "server/request.h"
 
 namespace ls::fuzz {
@@ -27,13 +27,13 @@ inline const engine::LoadedModel& server_model() {
             : fs::temp_directory_path() / ("logitscope_fuzz_tiny_" + std::to_string(::getuid()));
     if (!fs::exists(dir / ".complete")) {
       fs::remove_all(dir);
-      SynthOptions o;
+      convert::SynthOptions o;
       o.shape = "tiny";
       o.dtype = DType::BF16;
       o.seed = 3;
       o.tokenizer_from = LS_QWEN_TOKENIZER_DIR;
       o.out_dir = dir.string();
-      synthesize_model(o);
+      convert::synthesize_model(o);
       std::ofstream(dir / ".complete") << "synthesized by a server fuzzer\n";
     }
     return engine::LoadedModel::open(dir.string());

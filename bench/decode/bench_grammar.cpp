@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_grammar TOKENIZER_JSON\n");
     return 2;
   }
-  const ls::Tokenizer tok = ls::Tokenizer::load(argv[1]);
+  const ls::tok::Tokenizer tok = ls::tok::Tokenizer::load(argv[1]);
   auto t0 = Clock::now();
   std::vector<std::string> bytes(static_cast<std::size_t>(tok.size()));
   std::vector<bool> special(bytes.size());

@@ -84,7 +84,7 @@ int bench(int argc, char** argv) {
   std::string path = argv[1];
   int threads = 2, tokens = 48;
   std::vector<int> batches = {1, 4, 8, 16};
-  ls::LoadOptions load;
+  ls::model::LoadOptions load;
   load.huge_pages = true;  // as serve loads
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];

@@ -18,6 +18,7 @@
 #include "engine/engine.h"
 #include "engine/lens.h"
 #include "engine/loaded_model.h"
+#include "engine/session.h"
 #include "inspect/lens.h"
 #include "kernels/cpu_info.h"
 
@@ -63,11 +64,11 @@ int bench(int argc, char** argv) {
     else
       ls::fail("bench_lens: unknown flag {}", flag);
   }
-  ls::LoadOptions lo;
+  ls::model::LoadOptions lo;
   lo.huge_pages = true;
   const ls::engine::LoadedModel lm = ls::engine::LoadedModel::open(argv[1], lo);
-  const ls::Model& model = lm.model();
-  const ls::ModelConfig& c = model.config();
+  const ls::model::Model& model = lm.model();
+  const ls::model::ModelConfig& c = model.config();
   ls::ThreadPool pool(threads);
   const auto rows = static_cast<std::size_t>(c.num_hidden_layers + 1);
   const auto H = static_cast<std::size_t>(c.hidden_size);
@@ -75,7 +76,7 @@ int bench(int argc, char** argv) {
   const auto prompt = prompt_of(n_prompt);
 
   const double forward = median_ms(reps, [&] {
-    ls::Session s(model, pool, 128);
+    ls::engine::Session s(model, pool, 128);
     s.feed(prompt);
   });
   std::vector<float> lens;
@@ -103,7 +104,7 @@ int bench(int argc, char** argv) {
   });
   const auto short_prompt = prompt_of(n_attr);
   const double one = median_ms(reps, [&] {
-    ls::Session s(model, pool, 128);
+    ls::engine::Session s(model, pool, 128);
     s.feed(short_prompt);
   });
   const double attribution = median_ms(std::max(1, reps / 2), [&] {

@@ -226,7 +226,7 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-Pass encode_all(const ls::Tokenizer& tok, const std::vector<std::string_view>& lines) {
+Pass encode_all(const ls::tok::Tokenizer& tok, const std::vector<std::string_view>& lines) {
   Pass p{0, 0, 0};
   const double t0 = cpu_seconds();
   for (std::string_view line : lines) {
@@ -302,7 +302,7 @@ int main(int argc, char** argv) {
 
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    const ls::Tokenizer tok = ls::Tokenizer::load(tokenizer_path);
+    const ls::tok::Tokenizer tok = ls::tok::Tokenizer::load(tokenizer_path);
     const double load_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     tok.encode("warm up the code paths, not the cache: 你好");
@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
     // pass uses a freshly loaded tokenizer, whose word cache is empty.
     Pass cold{1e30, 0, 0}, warm{1e30, 0, 0};
     for (int k = 0; k < rounds; ++k) {
-      const ls::Tokenizer fresh = ls::Tokenizer::load(tokenizer_path);
+      const ls::tok::Tokenizer fresh = ls::tok::Tokenizer::load(tokenizer_path);
       const Pass c = encode_all(fresh, lines);
       if (c.seconds < cold.seconds) cold = c;
       const Pass w = encode_all(fresh, lines);

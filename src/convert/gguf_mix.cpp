@@ -1,11 +1,11 @@
 // llama-quantize's per-tensor choices for its mixed file types; see gguf_mix.h. The rules are
 // those of llama.cpp's llama_tensor_get_type for a dense, non-Falcon model, no importance matrix.
-#include "model/gguf_mix.h"
+#include "convert/gguf_mix.h"
 
 #include <cctype>
 #include <string>
 
-namespace ls {
+namespace ls::convert {
 
 namespace {
 
@@ -68,24 +68,24 @@ std::uint32_t quant_mix_file_type(QuantMix mix) {
   return 0;
 }
 
-DType quant_mix_tensor_type(QuantMix mix, WeightRole role, std::int64_t layer,
+DType quant_mix_tensor_type(QuantMix mix, formats::WeightRole role, std::int64_t layer,
                             std::int64_t n_layers, std::int64_t n_gqa, bool tied,
                             std::int64_t cols) {
   const DType base = quant_mix_default_type(mix);
   // The output matrix (the token embedding when tied): Q6_K, or Q8_0 for rows that are not
   // whole 256-blocks.
-  if (role == WeightRole::LmHead || (tied && role == WeightRole::TokenEmbedding))
+  if (role == formats::WeightRole::LmHead || (tied && role == formats::WeightRole::TokenEmbedding))
     return cols % 256 != 0 ? DType::Q8_0 : DType::Q6_K;
   switch (role) {
-    case WeightRole::Wv:
+    case formats::WeightRole::Wv:
       if (mix == QuantMix::Q2_K) return n_gqa >= 4 ? DType::Q4_K : DType::Q3_K;
       if (mix == QuantMix::Q3_K_M) return layer < 2 ? DType::Q5_K : DType::Q4_K;
       return use_more_bits(layer, n_layers) ? DType::Q6_K : base;
-    case WeightRole::WDown:
+    case formats::WeightRole::WDown:
       if (mix == QuantMix::Q2_K) return DType::Q3_K;
       if (mix == QuantMix::Q3_K_M) return layer < n_layers / 16 ? DType::Q5_K : DType::Q4_K;
       return use_more_bits(layer, n_layers) ? DType::Q6_K : base;
-    case WeightRole::Wo:
+    case formats::WeightRole::Wo:
       if (mix == QuantMix::Q2_K) return DType::Q3_K;
       if (mix == QuantMix::Q3_K_M) return DType::Q4_K;
       return base;
@@ -94,4 +94,4 @@ DType quant_mix_tensor_type(QuantMix mix, WeightRole role, std::int64_t layer,
   }
 }
 
-}  // namespace ls
+}  // namespace ls::convert

@@ -9,9 +9,9 @@
 #include <string_view>
 
 #include "core/dtype.h"
-#include "model/tensor_names.h"
+#include "formats/tensor_names.h"
 
-namespace ls {
+namespace ls::convert {
 
 enum class QuantMix : std::uint8_t { Q2_K, Q3_K_M, Q4_K_M, Q5_K_M };
 
@@ -25,8 +25,8 @@ std::uint32_t quant_mix_file_type(QuantMix mix);  // general.file_type: 10, 12, 
 // ones) before the fallback for rows that are not whole blocks (gguf_tensor_type). n_gqa is
 // attention heads / key-value heads; tied: the token embedding is also the output matrix; cols:
 // the matrix's row length.
-DType quant_mix_tensor_type(QuantMix mix, WeightRole role, std::int64_t layer,
+DType quant_mix_tensor_type(QuantMix mix, formats::WeightRole role, std::int64_t layer,
                             std::int64_t n_layers, std::int64_t n_gqa, bool tied,
                             std::int64_t cols);
 
-}  // namespace ls
+}  // namespace ls::convert

@@ -2,7 +2,7 @@
 // up to vocab_size, added tokens CONTROL when special and USER_DEFINED otherwise, merges as
 // "a b" strings, eos/pad/bos ids from tokenizer_config.json (config.json as the fallback).
 // Rows are converted in chunks of about 4 MiB, so memory stays small whatever the model size.
-#include "model/gguf_quantize.h"
+#include "convert/gguf_quantize.h"
 
 #include <algorithm>
 #include <cstring>
@@ -12,19 +12,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "convert/gguf_writer.h"
+#include "convert/synth.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/thread_pool.h"
+#include "formats/tensor_names.h"
+#include "formats/tensor_store.h"
 #include "kernels/quant.h"
 #include "model/config.h"
 #include "model/decoder.h"
 #include "model/gguf_metadata.h"
-#include "model/gguf_writer.h"
-#include "model/synth.h"
-#include "model/tensor_names.h"
-#include "model/tensor_store.h"
 
-namespace ls {
+namespace ls::convert {
 
 namespace fs = std::filesystem;
 
@@ -61,7 +61,7 @@ std::optional<std::string> config_token(const nlohmann::json& cfg, const char* k
   return std::nullopt;
 }
 
-void add_tokenizer_metadata(GgufWriter& w, const fs::path& dir, const ModelConfig& config) {
+void add_tokenizer_metadata(GgufWriter& w, const fs::path& dir, const model::ModelConfig& config) {
   const fs::path tok_path = dir / "tokenizer.json";
   const std::string src = tok_path.string();
   const nlohmann::json tok = read_json(tok_path);
@@ -73,9 +73,9 @@ void add_tokenizer_metadata(GgufWriter& w, const fs::path& dir, const ModelConfi
     fail("{}: missing object field 'model.vocab'", src);
   const auto V = static_cast<std::size_t>(config.vocab_size);
   std::vector<std::string> tokens(V);
-  std::vector<std::int32_t> types(V, static_cast<std::int32_t>(GgufTokenType::Unused));
+  std::vector<std::int32_t> types(V, static_cast<std::int32_t>(formats::GgufTokenType::Unused));
   std::map<std::string, std::int64_t> ids;
-  auto place = [&](const std::string& text, std::int64_t id, GgufTokenType type,
+  auto place = [&](const std::string& text, std::int64_t id, formats::GgufTokenType type,
                    const std::string& where) {
     if (id < 0 || static_cast<std::size_t>(id) >= V)
       fail("{}: {} has id {}, outside the model's vocab_size {}", src, where, id, V);
@@ -85,7 +85,8 @@ void add_tokenizer_metadata(GgufWriter& w, const fs::path& dir, const ModelConfi
   };
   for (const auto& [text, id] : model["vocab"].items()) {
     if (!id.is_number_integer()) fail("{}: model.vocab['{}'] must be an integer id", src, text);
-    place(text, id.get<std::int64_t>(), GgufTokenType::Normal, "model.vocab['" + text + "']");
+    place(text, id.get<std::int64_t>(), formats::GgufTokenType::Normal,
+          "model.vocab['" + text + "']");
   }
   if (auto it = tok.find("added_tokens"); it != tok.end() && it->is_array()) {
     for (std::size_t i = 0; i < it->size(); ++i) {
@@ -96,11 +97,11 @@ void add_tokenizer_metadata(GgufWriter& w, const fs::path& dir, const ModelConfi
         fail("{}: {} must have an integer 'id' and a string 'content'", src, where);
       const bool special = a.value("special", false);
       place(a["content"].get<std::string>(), a["id"].get<std::int64_t>(),
-            special ? GgufTokenType::Control : GgufTokenType::UserDefined, where);
+            special ? formats::GgufTokenType::Control : formats::GgufTokenType::UserDefined, where);
     }
   }
   for (std::size_t i = 0; i < V; ++i)
-    if (types[i] == static_cast<std::int32_t>(GgufTokenType::Unused))
+    if (types[i] == static_cast<std::int32_t>(formats::GgufTokenType::Unused))
       tokens[i] = fmt::format("[PAD{}]", i);
   std::vector<std::string> merges;
   if (model.contains("merges") && model["merges"].is_array()) {
@@ -214,7 +215,7 @@ struct Job {
 // The mixture of experts in llama.cpp's keys. GGUF has no place for decoder_sparse_step or
 // mlp_only_layers (every layer of a qwen2moe / qwen3moe file is sparse): such a model is
 // refused rather than written as another model.
-void add_moe_metadata(GgufWriter& w, const ModelConfig& c, const std::string& a,
+void add_moe_metadata(GgufWriter& w, const model::ModelConfig& c, const std::string& a,
                       const fs::path& config_path) {
   if (c.moe.sparse_step != 1)
     fail(
@@ -299,8 +300,8 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
   if (!fs::is_directory(o.model_dir))
     fail("{}: not a model directory (expected config.json and *.safetensors inside)", o.model_dir);
   const fs::path dir(o.model_dir);
-  const ModelConfig config = load_model_config((dir / "config.json").string());
-  const TensorStore store = TensorStore::open_hf_dir(o.model_dir);
+  const model::ModelConfig config = model::load_model_config((dir / "config.json").string());
+  const formats::TensorStore store = formats::TensorStore::open_hf_dir(o.model_dir);
 
   QuantizeResult result;
   GgufWriter w;
@@ -311,7 +312,7 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
     name = p.filename().string();
   }
   // llama.cpp's metadata keys, under the architecture's name (qwen2, qwen3, qwen2moe, qwen3moe).
-  const std::string arch_name = gguf_architecture(config.model_type);
+  const std::string arch_name = model::gguf_architecture(config.model_type);
   const std::string a = arch_name + ".";
   const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
   w.add_string("general.architecture", arch_name);
@@ -346,13 +347,13 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
 
   // Tensors in llama.cpp's order: embeddings, each layer, final norm, lm_head.
   std::vector<Job> jobs;
-  auto add = [&](WeightRole role, std::int64_t layer) {
-    const TensorName& names = tensor_name(role);
+  auto add = [&](formats::WeightRole role, std::int64_t layer) {
+    const formats::TensorName& names = formats::tensor_name(role);
     // A sparse layer's experts go into one [experts, rows, cols] tensor, expert 0 first.
     const std::int64_t n_src = names.per_expert ? config.moe.num_experts : 1;
     std::vector<const TensorView*> srcs;
     for (std::int64_t e = 0; e < n_src; ++e) {
-      const std::string hf = hf_tensor_name(role, layer, e);
+      const std::string hf = formats::hf_tensor_name(role, layer, e);
       const TensorView* t = store.find(hf);
       if (t == nullptr) fail("{}: missing tensor '{}'", o.model_dir, hf);
       if (!srcs.empty() && t->shape != srcs[0]->shape)
@@ -362,32 +363,35 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
     }
     std::vector<std::int64_t> shape = srcs[0]->shape;
     if (names.per_expert) shape.insert(shape.begin(), n_src);
-    if (role == WeightRole::SharedExpertGate) shape = {shape.back()};  // [1, hidden] -> [hidden]
+    if (role == formats::WeightRole::SharedExpertGate)
+      shape = {shape.back()};  // [1, hidden] -> [hidden]
     DType wanted = o.type;
     // llama.cpp's mixes treat the experts' and the shared expert's down projections as
     // ffn_down; the router stays F32 (llama.cpp's converter keeps it so: routing decides which
     // weights run at all).
-    const WeightRole mix_role =
-        role == WeightRole::ExpertDown || role == WeightRole::SharedDown ? WeightRole::WDown : role;
+    const formats::WeightRole mix_role =
+        role == formats::WeightRole::ExpertDown || role == formats::WeightRole::SharedDown
+            ? formats::WeightRole::WDown
+            : role;
     if (o.mix && shape.size() >= 2)
       wanted = quant_mix_tensor_type(*o.mix, mix_role, layer, config.num_hidden_layers,
                                      config.num_attention_heads / config.num_key_value_heads,
                                      config.tie_word_embeddings, shape.back());
-    if (role == WeightRole::Router) wanted = DType::F32;
+    if (role == formats::WeightRole::Router) wanted = DType::F32;
     const DType type = gguf_tensor_type(wanted, shape);
     if (shape.size() >= 2 && type != wanted)
-      result.fallbacks.push_back({gguf_tensor_name(role, layer), shape, wanted, type});
-    jobs.push_back({gguf_tensor_name(role, layer), std::move(srcs), type});
+      result.fallbacks.push_back({formats::gguf_tensor_name(role, layer), shape, wanted, type});
+    jobs.push_back({formats::gguf_tensor_name(role, layer), std::move(srcs), type});
     w.add_tensor(jobs.back().name, type, shape);
   };
-  add(WeightRole::TokenEmbedding, -1);
-  const Architecture& arch = architecture(config.model_type);
+  add(formats::WeightRole::TokenEmbedding, -1);
+  const model::Architecture& arch = model::architecture(config.model_type);
   for (std::int64_t l = 0; l < config.num_hidden_layers; ++l)
-    for (const auto& n : kTensorNames) {
-      if (n.per_layer && has_weight(arch, config, n.role, l)) add(n.role, l);
+    for (const auto& n : formats::kTensorNames) {
+      if (n.per_layer && model::has_weight(arch, config, n.role, l)) add(n.role, l);
     }
-  add(WeightRole::OutputNorm, -1);
-  if (!config.tie_word_embeddings) add(WeightRole::LmHead, -1);
+  add(formats::WeightRole::OutputNorm, -1);
+  if (!config.tie_word_embeddings) add(formats::WeightRole::LmHead, -1);
 
   // Rows are converted on every hardware thread (each row alone, so the bytes are the same for
   // any thread count): K-quant rows cost ~1 us per 256 weights, an hour for 30B on one core.
@@ -430,4 +434,4 @@ QuantizeResult quantize_to_gguf(const QuantizeOptions& o) {
   return result;
 }
 
-}  // namespace ls
+}  // namespace ls::convert

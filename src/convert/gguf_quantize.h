@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "convert/gguf_mix.h"
 #include "core/dtype.h"
-#include "model/gguf_mix.h"
 
-namespace ls {
+namespace ls::convert {
 
 struct QuantizeOptions {
   std::string model_dir;  // Hugging Face directory (config.json, *.safetensors, tokenizer.json)
@@ -58,4 +58,4 @@ struct QuantizeResult {
 // Writes options.out; throws ls::Error naming the file or the field on bad input.
 QuantizeResult quantize_to_gguf(const QuantizeOptions& options);
 
-}  // namespace ls
+}  // namespace ls::convert

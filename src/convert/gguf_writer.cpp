@@ -1,7 +1,7 @@
 // Layout written: "GGUF", version 3, tensor count, key/value count, the key/values, the tensor
 // infos (name, dims innermost first, GGML type, offset), zero padding to the alignment, then
 // each tensor's bytes followed by zero padding to the alignment.
-#include "model/gguf_writer.h"
+#include "convert/gguf_writer.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -12,15 +12,15 @@
 #include "core/error.h"
 #include "core/output_file.h"
 
-namespace ls {
+namespace ls::convert {
 
 GgufWriter::GgufWriter(std::uint32_t alignment) : alignment_(alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
     fail("GGUF alignment must be a power of two, got {}", alignment);
-  if (alignment != kGgufDefaultAlignment) add_uint32("general.alignment", alignment);
+  if (alignment != formats::kGgufDefaultAlignment) add_uint32("general.alignment", alignment);
 }
 
-void GgufWriter::key(const std::string& k, GgufType t) {
+void GgufWriter::key(const std::string& k, formats::GgufType t) {
   for (const auto& have : keys_)
     if (have == k) fail("GGUF writer: metadata key '{}' added twice", k);
   keys_.push_back(k);
@@ -34,34 +34,34 @@ void GgufWriter::put_string(const std::string& s) {
 }
 
 void GgufWriter::add_uint32(const std::string& k, std::uint32_t v) {
-  key(k, GgufType::UInt32);
+  key(k, formats::GgufType::UInt32);
   put(v);
 }
 void GgufWriter::add_int32(const std::string& k, std::int32_t v) {
-  key(k, GgufType::Int32);
+  key(k, formats::GgufType::Int32);
   put(v);
 }
 void GgufWriter::add_float32(const std::string& k, float v) {
-  key(k, GgufType::Float32);
+  key(k, formats::GgufType::Float32);
   put(v);
 }
 void GgufWriter::add_bool(const std::string& k, bool v) {
-  key(k, GgufType::Bool);
+  key(k, formats::GgufType::Bool);
   put(static_cast<std::uint8_t>(v ? 1 : 0));
 }
 void GgufWriter::add_string(const std::string& k, const std::string& v) {
-  key(k, GgufType::String);
+  key(k, formats::GgufType::String);
   put_string(v);
 }
 void GgufWriter::add_string_array(const std::string& k, const std::vector<std::string>& v) {
-  key(k, GgufType::Array);
-  put(static_cast<std::uint32_t>(GgufType::String));
+  key(k, formats::GgufType::Array);
+  put(static_cast<std::uint32_t>(formats::GgufType::String));
   put(static_cast<std::uint64_t>(v.size()));
   for (const auto& s : v) put_string(s);
 }
 void GgufWriter::add_int32_array(const std::string& k, const std::vector<std::int32_t>& v) {
-  key(k, GgufType::Array);
-  put(static_cast<std::uint32_t>(GgufType::Int32));
+  key(k, formats::GgufType::Array);
+  put(static_cast<std::uint32_t>(formats::GgufType::Int32));
   put(static_cast<std::uint64_t>(v.size()));
   for (auto x : v) put(x);
 }
@@ -72,7 +72,7 @@ void GgufWriter::add_tensor(const std::string& name, DType dtype,
     if (t.name == name) fail("GGUF writer: tensor '{}' added twice", name);
   if (shape.empty() || shape.size() > 4)
     fail("GGUF writer: tensor '{}' has {} dimensions (1 to 4 allowed)", name, shape.size());
-  ggml_type_of(dtype);  // throws for types GGUF cannot hold
+  formats::ggml_type_of(dtype);  // throws for types GGUF cannot hold
   std::int64_t numel = 1;
   for (auto d : shape) {
     if (d <= 0) fail("GGUF writer: tensor '{}' has shape {}", name, shape_str(shape));
@@ -108,7 +108,7 @@ void GgufWriter::write(const std::string& path,
     head.insert(head.end(), t.name.begin(), t.name.end());
     put(static_cast<std::uint32_t>(t.shape.size()));
     for (auto d = t.shape.size(); d-- > 0;) put(static_cast<std::uint64_t>(t.shape[d]));
-    put(ggml_type_of(t.dtype));
+    put(formats::ggml_type_of(t.dtype));
     put(t.offset);
   }
   head.resize((head.size() + alignment_ - 1) / alignment_ * alignment_, 0);
@@ -139,4 +139,4 @@ void GgufWriter::write(const std::string& path,
   file.commit();
 }
 
-}  // namespace ls
+}  // namespace ls::convert

@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "model/gguf.h"
-#include "model/safetensors_writer.h"
+#include "convert/safetensors_writer.h"
+#include "formats/gguf.h"
 
-namespace ls {
+namespace ls::convert {
 
 class GgufWriter {
  public:
-  explicit GgufWriter(std::uint32_t alignment = kGgufDefaultAlignment);
+  explicit GgufWriter(std::uint32_t alignment = formats::kGgufDefaultAlignment);
 
   // Metadata, in the order added. Keys must be unique.
   void add_uint32(const std::string& key, std::uint32_t v);
@@ -42,7 +42,7 @@ class GgufWriter {
     std::vector<std::int64_t> shape;
     std::uint64_t nbytes, offset;
   };
-  void key(const std::string& k, GgufType t);
+  void key(const std::string& k, formats::GgufType t);
   template <typename T>
   void put(const T& v) {
     const std::size_t at = kv_bytes_.size();  // not insert(ptr range): GCC 12 -O3 false positive
@@ -58,4 +58,4 @@ class GgufWriter {
   std::uint64_t data_size_ = 0;
 };
 
-}  // namespace ls
+}  // namespace ls::convert

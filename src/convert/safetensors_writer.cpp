@@ -1,5 +1,5 @@
 // The header is padded with spaces to a multiple of 8 bytes so that tensor data is aligned.
-#include "model/safetensors_writer.h"
+#include "convert/safetensors_writer.h"
 
 #include <cerrno>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "core/output_file.h"
 
-namespace ls {
+namespace ls::convert {
 
 std::size_t TensorSpec::nbytes() const {
   std::size_t n = dtype_size(dtype);
@@ -52,4 +52,4 @@ void write_safetensors(const std::string& path, const std::vector<TensorSpec>& s
   file.commit();
 }
 
-}  // namespace ls
+}  // namespace ls::convert

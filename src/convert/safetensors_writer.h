@@ -12,7 +12,7 @@
 
 #include "core/dtype.h"
 
-namespace ls {
+namespace ls::convert {
 
 struct TensorSpec {
   std::string name;
@@ -27,4 +27,4 @@ void write_safetensors(const std::string& path, const std::vector<TensorSpec>& s
                        const std::function<void(std::size_t, const ByteSink&)>& fill,
                        const std::map<std::string, std::string>& metadata = {});
 
-}  // namespace ls
+}  // namespace ls::convert

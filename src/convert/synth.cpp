@@ -3,20 +3,20 @@
 // near 3 — a spread like a trained model's, so that top-k/top-p/min-p have something to cut.
 // Each tensor draws from its own stream seeded by (seed, name): any tensor can be regenerated
 // alone and adding a tensor does not change the others.
-#include "model/synth.h"
+#include "convert/synth.h"
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include "convert/safetensors_writer.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "core/output_file.h"
-#include "model/safetensors_writer.h"
-#include "model/tensor_names.h"
+#include "formats/tensor_names.h"
 
-namespace ls {
+namespace ls::convert {
 
 namespace fs = std::filesystem;
 
@@ -305,16 +305,16 @@ void synthesize_model(const SynthOptions& o) {
   std::vector<TensorSpec> specs;
   std::vector<Init> inits;
   const double final_gain = 3.0 / (0.02 * std::sqrt(static_cast<double>(h)));
-  auto add = [&](WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape, Init init,
-                 std::int64_t expert = -1) {
+  auto add = [&](formats::WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape,
+                 Init init, std::int64_t expert = -1) {
     // 1-D parameters stay F32 in real checkpoints only sometimes; keep the model's dtype.
-    specs.push_back({hf_tensor_name(role, layer, expert), o.dtype, std::move(shape)});
+    specs.push_back({formats::hf_tensor_name(role, layer, expert), o.dtype, std::move(shape)});
     inits.push_back(init);
   };
   const std::int64_t experts = config.value("num_experts", std::int64_t{0});
   const std::int64_t expert_ff = config.value("moe_intermediate_size", std::int64_t{0});
   const std::int64_t shared_ff = config.value("shared_expert_intermediate_size", std::int64_t{0});
-  using R = WeightRole;
+  using R = formats::WeightRole;
   const Init mat{0.0, 0.02}, norm{1.0, 0.1};
   add(R::TokenEmbedding, -1, {vocab, h}, mat);
   for (std::int64_t l = 0; l < layers; ++l) {
@@ -383,4 +383,4 @@ void synthesize_model(const SynthOptions& o) {
   if (!o.tokenizer_from.empty()) write_tokenizer(o, qwen3);
 }
 
-}  // namespace ls
+}  // namespace ls::convert

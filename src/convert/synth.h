@@ -13,7 +13,7 @@
 
 #include "core/dtype.h"
 
-namespace ls {
+namespace ls::convert {
 
 struct SynthOptions {
   std::string shape = "tiny";  // tiny | qwen2.5-{0.5b,1.5b,3b,7b} | qwen3-{tiny,0.6b,1.7b,4b,8b}
@@ -43,4 +43,4 @@ void synthesize_model(const SynthOptions& options);
 // The Qwen2.5 Instruct chat template, built into the binary from data/.
 const std::string& builtin_qwen25_chat_template();
 
-}  // namespace ls
+}  // namespace ls::convert

@@ -5,7 +5,7 @@
 
 namespace ls::engine {
 
-Engine::Engine(const Model& model, ThreadPool& pool, EngineOptions options)
+Engine::Engine(const model::Model& model, ThreadPool& pool, EngineOptions options)
     : model_(model),
       pool_(pool),
       kv_(model.config(), model.kv_type(), options.kv_block_positions),
@@ -43,7 +43,7 @@ std::vector<std::span<const float>> Engine::step(std::span<const decode::Feed> f
   std::size_t row = 0;
   for (const auto& f : feeds) {
     auto it = seqs_.find(f.seq);
-    if (it == seqs_.end()) it = seqs_.emplace(f.seq, KVCache(kv_)).first;
+    if (it == seqs_.end()) it = seqs_.emplace(f.seq, model::KVCache(kv_)).first;
     const std::size_t n = f.all_positions ? f.tokens.size() : 1;
     const std::span<float> dst(&logits_[row * V], n * V);
     batch_.push_back({&it->second, f.tokens, f.all_positions, dst});
@@ -79,7 +79,7 @@ int Engine::experts_per_token() const {
 void Engine::fork(int from_seq, int to_seq) {
   if (from_seq == to_seq) return;
   const auto it = seqs_.find(from_seq);
-  KVCache copy = it == seqs_.end() ? KVCache(kv_) : it->second.fork();
+  model::KVCache copy = it == seqs_.end() ? model::KVCache(kv_) : it->second.fork();
   seqs_.insert_or_assign(to_seq, std::move(copy));
 }
 

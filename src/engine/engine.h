@@ -23,7 +23,7 @@ struct EngineOptions {
   // chunk, fewer ragged tiles); the 3.7 MiB more scratch keeps a 0.5B Q4_0 file within 1.10x
   // of its weights in peak RSS.
   std::int64_t max_chunk_tokens = 128;
-  std::int64_t kv_block_positions = KvBlockPool::kDefaultBlockPositions;
+  std::int64_t kv_block_positions = model::KvBlockPool::kDefaultBlockPositions;
 };
 
 // KV memory: blocks in use (each held once, however many sequences share it) and the bytes
@@ -38,7 +38,7 @@ struct KvUsage {
 
 class Engine final : public decode::LogitsSource {
  public:
-  Engine(const Model& model, ThreadPool& pool, EngineOptions options = {});
+  Engine(const model::Model& model, ThreadPool& pool, EngineOptions options = {});
 
   std::int32_t vocab_size() const override;
   std::int32_t context_limit() const override;
@@ -60,18 +60,18 @@ class Engine final : public decode::LogitsSource {
   std::int64_t length(int seq) const;  // positions the sequence holds (0 if unknown)
   std::size_t blocks(int seq) const;   // KV blocks in its table (0 if unknown)
   KvUsage kv_usage() const;
-  const Model& model() const { return model_; }
+  const model::Model& model() const { return model_; }
 
  private:
-  const Model& model_;
+  const model::Model& model_;
   ThreadPool& pool_;
-  KvBlockPool kv_;
-  Activations acts_;
-  std::map<int, KVCache> seqs_;
+  model::KvBlockPool kv_;
+  model::Activations acts_;
+  std::map<int, model::KVCache> seqs_;
   std::vector<float> logits_;
-  std::vector<SequenceInput> batch_;
+  std::vector<model::SequenceInput> batch_;
   // The latest step's routes ([layers, experts_per_token] per feed that asked) and their owners.
-  std::vector<ExpertRoute> routes_;
+  std::vector<model::ExpertRoute> routes_;
   std::vector<decode::ExpertChoice> choices_;
   std::vector<std::pair<int, std::size_t>> route_seqs_;  // (seq, offset in choices_)
 };

@@ -5,12 +5,13 @@
 
 #include "core/error.h"
 #include "decode/distribution.h"
+#include "engine/session.h"
 
 namespace ls::engine {
 
-std::vector<float> lens_logits(const Model& model, ThreadPool& pool,
+std::vector<float> lens_logits(const model::Model& model, ThreadPool& pool,
                                std::span<const std::int32_t> tokens) {
-  const ModelConfig& c = model.config();
+  const model::ModelConfig& c = model.config();
   const auto rows = static_cast<std::size_t>(c.num_hidden_layers + 1);
   const auto H = static_cast<std::size_t>(c.hidden_size);
   const auto V = static_cast<std::size_t>(c.vocab_size);

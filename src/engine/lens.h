@@ -21,7 +21,7 @@ namespace ls::engine {
 // [n_layers + 1, vocab] raw logits: row l is the residual stream at the last of `tokens` after
 // l layers (row 0: the embedding) through the final norm and lm_head; row n_layers is exactly
 // the model's logits. Runs a sequence of its own (a Session) on `pool`.
-std::vector<float> lens_logits(const Model& model, ThreadPool& pool,
+std::vector<float> lens_logits(const model::Model& model, ThreadPool& pool,
                                std::span<const std::int32_t> tokens);
 
 struct AttributionRequest {

@@ -5,9 +5,9 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "engine/gguf_tokenizer.h"
+#include "formats/gguf_split.h"
 #include "model/gguf_metadata.h"
-#include "model/gguf_split.h"
+#include "tokenizer/gguf_tokenizer.h"
 
 namespace ls::engine {
 
@@ -19,30 +19,30 @@ bool is_gguf_file(const std::string& path) {
 }
 
 // The tokenizer a GGUF's metadata or a directory's tokenizer.json holds; null when none.
-std::shared_ptr<const Tokenizer> gguf_file_tokenizer(const GgufFile& file) {
-  if (!gguf_has_tokenizer(file)) return nullptr;
-  return std::make_shared<const Tokenizer>(gguf_tokenizer(file));
+std::shared_ptr<const tok::Tokenizer> gguf_file_tokenizer(const formats::GgufFile& file) {
+  if (!model::gguf_has_tokenizer(file)) return nullptr;
+  return std::make_shared<const tok::Tokenizer>(tok::gguf_tokenizer(file));
 }
-std::shared_ptr<const Tokenizer> directory_tokenizer(const std::string& dir) {
+std::shared_ptr<const tok::Tokenizer> directory_tokenizer(const std::string& dir) {
   const fs::path tok = fs::path(dir) / "tokenizer.json";
   if (!fs::exists(tok)) return nullptr;
-  return std::make_shared<const Tokenizer>(Tokenizer::load(tok.string()));
+  return std::make_shared<const tok::Tokenizer>(tok::Tokenizer::load(tok.string()));
 }
 }  // namespace
 
-LoadedModel LoadedModel::open(const std::string& path, const LoadOptions& options) {
+LoadedModel LoadedModel::open(const std::string& path, const model::LoadOptions& options) {
   LoadedModel lm;
   lm.path_ = path;
   if (is_gguf_file(path)) {
-    auto file = std::make_unique<GgufFile>(path, GgufArrays::Keep);
-    (void)gguf_split_count(*file);  // a later part of a split model: name the first
+    auto file = std::make_unique<formats::GgufFile>(path, formats::GgufArrays::Keep);
+    (void)formats::gguf_split_count(*file);  // a later part of a split model: name the first
     lm.read_gguf_text(*file);
     file->drop_arrays();  // the tokenizer holds what it needs; ~40 MiB of parsed arrays go
-    lm.model_ = Model::from_gguf(std::move(file), options);
+    lm.model_ = model::Model::from_gguf(std::move(file), options);
     lm.check_vocabulary();
     return lm;
   }
-  lm.model_ = Model::load(path, options);
+  lm.model_ = model::Model::load(path, options);
   lm.tokenizer_ = directory_tokenizer(path);
   lm.check_vocabulary();
   const fs::path cfg = fs::path(path) / "tokenizer_config.json";
@@ -50,9 +50,9 @@ LoadedModel LoadedModel::open(const std::string& path, const LoadOptions& option
   return lm;
 }
 
-void LoadedModel::read_gguf_text(const GgufFile& file) {
+void LoadedModel::read_gguf_text(const formats::GgufFile& file) {
   tokenizer_ = gguf_file_tokenizer(file);
-  if (auto t = gguf_chat_template(file)) {
+  if (auto t = model::gguf_chat_template(file)) {
     chat::ChatTemplate ct;
     ct.name = path_ + " (tokenizer.chat_template)";
     ct.source = t->source;
@@ -68,7 +68,7 @@ LoadedModel LoadedModel::tokenizer_only(const std::string& path) {
   lm.path_ = path;
   if (path.empty()) return lm;
   if (is_gguf_file(path)) {
-    lm.read_gguf_text(GgufFile(path, GgufArrays::Keep));
+    lm.read_gguf_text(formats::GgufFile(path, formats::GgufArrays::Keep));
     return lm;
   }
   lm.tokenizer_ = directory_tokenizer(path);
@@ -89,12 +89,12 @@ void LoadedModel::check_vocabulary() const {
         path_, tokenizer_->size(), vocab);
 }
 
-const Model& LoadedModel::model() const {
+const model::Model& LoadedModel::model() const {
   if (!model_) fail("{}: the model's weights were not loaded (tokenizer only)", path_);
   return *model_;
 }
 
-const Tokenizer& LoadedModel::require_tokenizer(const std::string& what) const {
+const tok::Tokenizer& LoadedModel::require_tokenizer(const std::string& what) const {
   if (!tokenizer_)
     fail(
         "{}: {} needs a tokenizer (tokenizer.json in the model directory, or tokenizer.ggml.* "
@@ -117,7 +117,7 @@ const chat::ChatTemplate& LoadedModel::chat_template() const {
 
 std::shared_ptr<const grammar::Vocabulary> LoadedModel::grammar_vocabulary(
     const std::string& what) const {
-  const Tokenizer& tok = require_tokenizer(what);
+  const tok::Tokenizer& tok = require_tokenizer(what);
   std::lock_guard lock(grammar_vocabulary_->mutex);
   if (!grammar_vocabulary_->vocabulary) {
     const auto n = std::max<std::int64_t>(tok.size(), model_ ? model_->config().vocab_size : 0);
@@ -143,7 +143,7 @@ std::shared_ptr<const grammar::Constraint> LoadedModel::constraint(std::string_v
 
 std::shared_ptr<const decode::DryBreakers> LoadedModel::dry_breakers(
     const std::vector<std::string>& breakers, const std::string& what) const {
-  const Tokenizer& tok = require_tokenizer(what);
+  const tok::Tokenizer& tok = require_tokenizer(what);
   std::lock_guard lock(dry_cache_->mutex);
   auto& slot = dry_cache_->by_breakers[breakers];
   if (!slot) {

@@ -19,7 +19,7 @@
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
-namespace ls {
+namespace ls::formats {
 class GgufFile;
 }
 
@@ -28,17 +28,17 @@ namespace ls::engine {
 class LoadedModel {
  public:
   // `path`: a model directory or a .gguf file.
-  static LoadedModel open(const std::string& path, const LoadOptions& options = {});
+  static LoadedModel open(const std::string& path, const model::LoadOptions& options = {});
   // Only the tokenizer (for commands that print token text without running the model); a
   // path without one ("" too) gives no tokenizer. model() then throws.
   static LoadedModel tokenizer_only(const std::string& path);
 
-  const Model& model() const;
+  const model::Model& model() const;
   const std::string& path() const { return path_; }
   // Null when the model has no tokenizer (no tokenizer.json / no tokenizer.ggml.* metadata).
-  const Tokenizer* tokenizer() const { return tokenizer_.get(); }
+  const tok::Tokenizer* tokenizer() const { return tokenizer_.get(); }
   // Throws naming the model and `what` (e.g. "--prompt") when it has no tokenizer.
-  const Tokenizer& require_tokenizer(const std::string& what) const;
+  const tok::Tokenizer& require_tokenizer(const std::string& what) const;
   // The chat template (read on first use); throws naming the model when it has none.
   const chat::ChatTemplate& chat_template() const;
 
@@ -64,11 +64,11 @@ class LoadedModel {
  private:
   void check_vocabulary() const;
   void read_gguf_text(
-      const GgufFile& file);  // tokenizer and chat template from the metadata  // the tokenizer's
-                              // ids fit the embedding; throws naming both
+      const formats::GgufFile& file);  // tokenizer and chat template from the metadata  // the
+                                       // tokenizer's ids fit the embedding; throws naming both
   std::string path_;
-  std::unique_ptr<Model> model_;
-  std::shared_ptr<const Tokenizer> tokenizer_;
+  std::unique_ptr<model::Model> model_;
+  std::shared_ptr<const tok::Tokenizer> tokenizer_;
   std::string tokenizer_config_;  // path of tokenizer_config.json, "" if none
   mutable std::optional<chat::ChatTemplate> chat_template_;
   struct GrammarVocabulary {

@@ -3,7 +3,7 @@
 
 namespace ls::engine {
 
-Session::Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk,
+Session::Session(const model::Model& model, ThreadPool& pool, std::int64_t max_chunk,
                  std::optional<DType> kv_type)
     : model_(model),
       pool_(pool),
@@ -16,7 +16,8 @@ std::span<const float> Session::feed(std::span<const std::int32_t> tokens, bool 
   const auto V = static_cast<std::size_t>(model_.config().vocab_size);
   const std::size_t rows = all_positions ? tokens.size() : 1;
   if (logits_.size() < rows * V) logits_.resize(rows * V);
-  const SequenceInput in{&cache_, tokens, all_positions, {logits_.data(), rows * V}, residuals};
+  const model::SequenceInput in{
+      &cache_, tokens, all_positions, {logits_.data(), rows * V}, residuals};
   model_.forward({&in, 1}, acts_, pool_);
   return {logits_.data(), rows * V};
 }

@@ -20,7 +20,7 @@ class Session {
  public:
   // max_chunk: tokens processed per forward chunk (bounds scratch memory during prefill).
   // kv_type: element type of the KV cache (F32, F16 or BF16); default: model.kv_type().
-  Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk = 64,
+  Session(const model::Model& model, ThreadPool& pool, std::int64_t max_chunk = 64,
           std::optional<DType> kv_type = std::nullopt);
 
   // Appends tokens and returns the logits after the last one ([vocab]), or for every appended
@@ -32,15 +32,15 @@ class Session {
 
   std::int64_t length() const { return cache_.length; }
   void reset() { cache_.clear(); }
-  const KVCache& cache() const { return cache_; }
-  const Model& model() const { return model_; }
+  const model::KVCache& cache() const { return cache_; }
+  const model::Model& model() const { return model_; }
 
  private:
-  const Model& model_;
+  const model::Model& model_;
   ThreadPool& pool_;
-  KvBlockPool blocks_;
-  KVCache cache_;
-  Activations acts_;
+  model::KvBlockPool blocks_;
+  model::KVCache cache_;
+  model::Activations acts_;
   std::vector<float> logits_;
 };
 

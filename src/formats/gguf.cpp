@@ -2,7 +2,7 @@
 // the file), every metadata value read through a bounds-checked cursor, general.alignment, each
 // tensor info (name unique, 1-4 dims, known type, whole blocks per row, size without overflow),
 // then offsets: aligned, inside the data section, and not overlapping.
-#include "model/gguf.h"
+#include "formats/gguf.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 
-namespace ls {
+namespace ls::formats {
 
 namespace {
 
@@ -497,4 +497,4 @@ const nlohmann::json* GgufFile::get_array(std::string_view key, GgufType elem) c
   return &kv->value;
 }
 
-}  // namespace ls
+}  // namespace ls::formats

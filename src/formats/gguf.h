@@ -16,7 +16,7 @@
 #include "core/mapped_file.h"
 #include "core/tensor.h"
 
-namespace ls {
+namespace ls::formats {
 
 // Metadata value types, with the numbers the format gives them.
 enum class GgufType : std::uint32_t {
@@ -36,6 +36,17 @@ enum class GgufType : std::uint32_t {
 };
 
 std::string_view gguf_type_name(GgufType t);  // "uint32", "string", ...
+
+// The GGML token types (the values of tokenizer.ggml.token_type).
+enum class GgufTokenType : std::int32_t {
+  Undefined = 0,
+  Normal = 1,
+  Unknown = 2,
+  Control = 3,
+  UserDefined = 4,
+  Unused = 5,
+  Byte = 6,
+};
 
 // GGML tensor type ids of the dtypes this engine stores (0 F32, 1 F16, 2 Q4_0, 3 Q4_1, 6 Q5_0,
 // 7 Q5_1, 8 Q8_0, 10 Q2_K, 11 Q3_K, 12 Q4_K, 13 Q5_K, 14 Q6_K, 20 IQ4_NL, 30 BF16); nullopt for
@@ -102,4 +113,4 @@ class GgufFile {
   std::unordered_map<std::string, std::size_t> by_name_;
 };
 
-}  // namespace ls
+}  // namespace ls::formats

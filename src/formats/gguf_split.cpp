@@ -1,5 +1,5 @@
 // Split GGUF models (see gguf_split.h).
-#include "model/gguf_split.h"
+#include "formats/gguf_split.h"
 
 #include <filesystem>
 #include <optional>
@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 
-namespace ls {
+namespace ls::formats {
 
 namespace {
 
@@ -89,4 +89,4 @@ std::vector<std::unique_ptr<GgufFile>> open_gguf_split_parts(const GgufFile& fir
   return parts;
 }
 
-}  // namespace ls
+}  // namespace ls::formats

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "model/gguf.h"
+#include "formats/gguf.h"
 
-namespace ls {
+namespace ls::formats {
 
 // How many parts the file says the model has (1 when it is not split). Throws, naming the
 // first part to give, when `file` is a later part.
@@ -24,4 +24,4 @@ std::vector<std::string> gguf_split_paths(const std::string& first, int count);
 // and split.count, and that the parts together hold split.tensors.count distinct tensors.
 std::vector<std::unique_ptr<GgufFile>> open_gguf_split_parts(const GgufFile& first);
 
-}  // namespace ls
+}  // namespace ls::formats

@@ -2,7 +2,7 @@
 // supported dtype, a non-negative shape whose byte size does not overflow, and data_offsets
 // inside the data section matching that size; entries tile the data section exactly (no
 // overlap, no gap, nothing after).
-#include "model/safetensors.h"
+#include "formats/safetensors.h"
 
 #include <algorithm>
 #include <cstring>
@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 
-namespace ls {
+namespace ls::formats {
 
 namespace {
 constexpr std::uint64_t kMaxHeaderBytes = 100u << 20;  // the reference implementation's limit too
@@ -124,4 +124,4 @@ const TensorView* SafetensorsFile::find(std::string_view name) const {
   return it == by_name_.end() ? nullptr : &tensors_[it->second];
 }
 
-}  // namespace ls
+}  // namespace ls::formats

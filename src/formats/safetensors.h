@@ -12,7 +12,7 @@
 #include "core/mapped_file.h"
 #include "core/tensor.h"
 
-namespace ls {
+namespace ls::formats {
 
 class SafetensorsFile {
  public:
@@ -31,4 +31,4 @@ class SafetensorsFile {
 // Parses a safetensors dtype name; throws naming `where` for dtypes this engine cannot use.
 DType parse_safetensors_dtype(std::string_view name, const std::string& where);
 
-}  // namespace ls
+}  // namespace ls::formats

@@ -1,11 +1,11 @@
 // The name table; see tensor_names.h.
-#include "model/tensor_names.h"
+#include "formats/tensor_names.h"
 
 #include <fmt/format.h>
 
 #include "core/error.h"
 
-namespace ls {
+namespace ls::formats {
 
 using R = WeightRole;
 
@@ -68,4 +68,4 @@ std::string gguf_tensor_name(WeightRole role, std::int64_t layer) {
   return expand(n.gguf, n.per_layer, layer);
 }
 
-}  // namespace ls
+}  // namespace ls::formats

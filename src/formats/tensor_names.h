@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-namespace ls {
+namespace ls::formats {
 
 enum class WeightRole : std::uint8_t {
   TokenEmbedding,
@@ -55,4 +55,4 @@ const TensorName& tensor_name(WeightRole role);
 std::string hf_tensor_name(WeightRole role, std::int64_t layer = -1, std::int64_t expert = -1);
 std::string gguf_tensor_name(WeightRole role, std::int64_t layer = -1);
 
-}  // namespace ls
+}  // namespace ls::formats

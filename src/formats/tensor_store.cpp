@@ -1,6 +1,6 @@
 // Single-file or sharded safetensors loading, or one GGUF file; in the sharded case every tensor
 // the index names must be in the shard it names, and no tensor may appear in two shards.
-#include "model/tensor_store.h"
+#include "formats/tensor_store.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,9 +9,9 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
-#include "model/gguf_split.h"
+#include "formats/gguf_split.h"
 
-namespace ls {
+namespace ls::formats {
 
 namespace fs = std::filesystem;
 
@@ -108,4 +108,4 @@ std::size_t TensorStore::total_bytes() const {
   return n;
 }
 
-}  // namespace ls
+}  // namespace ls::formats

@@ -8,10 +8,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/gguf.h"
-#include "model/safetensors.h"
+#include "formats/gguf.h"
+#include "formats/safetensors.h"
 
-namespace ls {
+namespace ls::formats {
 
 class TensorStore {
  public:
@@ -35,4 +35,4 @@ class TensorStore {
   std::unordered_map<std::string, const TensorView*> by_name_;
 };
 
-}  // namespace ls
+}  // namespace ls::formats

@@ -11,7 +11,7 @@
 #include "decode/distribution.h"
 #include "decode/generation_config.h"
 
-namespace ls {
+namespace ls::inspect {
 
 std::vector<std::int32_t> top_ids(std::span<const float> logits, std::size_t n) {
   const int limit = static_cast<int>(std::min<std::size_t>(n, logits.size()));
@@ -52,4 +52,4 @@ DistributionSummary summarize_logits(std::span<const float> logits, double tempe
   return s;
 }
 
-}  // namespace ls
+}  // namespace ls::inspect

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-namespace ls {
+namespace ls::inspect {
 
 struct TopEntry {
   std::int64_t rank;  // 1-based
@@ -33,4 +33,4 @@ DistributionSummary summarize_logits(std::span<const float> logits, double tempe
 // Ids of the n largest logits in that order (ties: lower id first).
 std::vector<std::int32_t> top_ids(std::span<const float> logits, std::size_t n);
 
-}  // namespace ls
+}  // namespace ls::inspect

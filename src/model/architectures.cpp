@@ -8,7 +8,7 @@
 #include "model/qwen3.h"
 #include "model/qwen3_moe.h"
 
-namespace ls {
+namespace ls::model {
 
 const Architecture& architecture(const std::string& model_type) {
   static const std::array<const Architecture*, 4> kAll = {&kQwen2, &kQwen3, &kQwen2Moe, &kQwen3Moe};
@@ -18,34 +18,34 @@ const Architecture& architecture(const std::string& model_type) {
        model_type);
 }
 
-bool has_weight(const Architecture& arch, const ModelConfig& config, WeightRole role,
+bool has_weight(const Architecture& arch, const ModelConfig& config, formats::WeightRole role,
                 std::int64_t layer) {
   const bool sparse = layer >= 0 && config.sparse_layer(layer);
   switch (role) {
-    case WeightRole::WGate:
-    case WeightRole::WUp:
-    case WeightRole::WDown:
+    case formats::WeightRole::WGate:
+    case formats::WeightRole::WUp:
+    case formats::WeightRole::WDown:
       return !sparse;
-    case WeightRole::Router:
-    case WeightRole::ExpertGate:
-    case WeightRole::ExpertUp:
-    case WeightRole::ExpertDown:
+    case formats::WeightRole::Router:
+    case formats::WeightRole::ExpertGate:
+    case formats::WeightRole::ExpertUp:
+    case formats::WeightRole::ExpertDown:
       return sparse;
-    case WeightRole::SharedGate:
-    case WeightRole::SharedUp:
-    case WeightRole::SharedDown:
-    case WeightRole::SharedExpertGate:
+    case formats::WeightRole::SharedGate:
+    case formats::WeightRole::SharedUp:
+    case formats::WeightRole::SharedDown:
+    case formats::WeightRole::SharedExpertGate:
       return sparse && config.moe.shared_intermediate > 0;
-    case WeightRole::Bq:
-    case WeightRole::Bk:
-    case WeightRole::Bv:
+    case formats::WeightRole::Bq:
+    case formats::WeightRole::Bk:
+    case formats::WeightRole::Bv:
       return arch.qkv_bias;
-    case WeightRole::QNorm:
-    case WeightRole::KNorm:
+    case formats::WeightRole::QNorm:
+    case formats::WeightRole::KNorm:
       return arch.qk_norm;
     default:
       return true;
   }
 }
 
-}  // namespace ls
+}  // namespace ls::model

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 
-namespace ls {
+namespace ls::model {
 
 namespace {
 
@@ -256,4 +256,4 @@ ModelConfig load_model_config(const std::string& path) {
   return parse_model_config(j, path);
 }
 
-}  // namespace ls
+}  // namespace ls::model

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ls {
+namespace ls::model {
 
 // Rotary embedding: the inverse frequency of each of the head_dim/2 pairs and the factor on
 // cos and sin, as transformers' modeling_rope_utils computes them (default or YaRN).
@@ -64,4 +64,4 @@ struct ModelConfig {
 ModelConfig parse_model_config(const nlohmann::json& j, const std::string& source);
 ModelConfig load_model_config(const std::string& config_json_path);
 
-}  // namespace ls
+}  // namespace ls::model

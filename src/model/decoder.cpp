@@ -17,7 +17,7 @@
 #include "kernels/ops.h"
 #include "model/moe.h"
 
-namespace ls {
+namespace ls::model {
 
 namespace k = kernels;
 
@@ -348,4 +348,4 @@ void forward(const Architecture& arch, const ModelConfig& c, const Weights& w,
   }
 }
 
-}  // namespace ls
+}  // namespace ls::model

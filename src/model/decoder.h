@@ -15,13 +15,13 @@
 
 #include "core/aligned.h"
 #include "core/thread_pool.h"
+#include "formats/tensor_names.h"
 #include "kernels/matmul.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
-#include "model/tensor_names.h"
 #include "model/weights.h"
 
-namespace ls {
+namespace ls::model {
 
 // Rows [row0, row0 + count) of a forward chunk are tokens [start, start + count) of sequence
 // `seq` of the batch.
@@ -112,7 +112,7 @@ struct Architecture {
 const Architecture& architecture(const std::string& model_type);
 // Whether layer `layer` (-1: the global tensors) of the architecture's models has tensors of
 // `role` (Qwen3: no biases, q/k norms; a sparse layer: router and experts, no dense MLP).
-bool has_weight(const Architecture& arch, const ModelConfig& config, WeightRole role,
+bool has_weight(const Architecture& arch, const ModelConfig& config, formats::WeightRole role,
                 std::int64_t layer);
 
 // Diagnostics a forward call can run on its own results.
@@ -138,4 +138,4 @@ void final_logits(const ModelConfig& config, const Weights& weights, std::span<c
                   std::size_t n, std::span<float> xn, std::span<float> logits, ThreadPool& pool,
                   kernels::MatmulScratch& scratch);
 
-}  // namespace ls
+}  // namespace ls::model

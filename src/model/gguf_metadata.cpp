@@ -6,16 +6,16 @@
 #include <charconv>
 
 #include "core/error.h"
-#include "model/tensor_names.h"
+#include "formats/tensor_names.h"
 
-namespace ls {
+namespace ls::model {
 
 namespace {
 
-double config_float(const GgufFile& f, const std::string& key) {
-  const GgufKV* kv = f.find_kv(key);
+double config_float(const formats::GgufFile& f, const std::string& key) {
+  const formats::GgufKV* kv = f.find_kv(key);
   const double v = f.require_float(key);
-  if (kv->type != GgufType::Float32) return v;
+  if (kv->type != formats::GgufType::Float32) return v;
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof(buf), static_cast<float>(v));
   double d = v;
@@ -23,14 +23,14 @@ double config_float(const GgufFile& f, const std::string& key) {
   return d;
 }
 
-std::string meta_source(const GgufFile& f) {
+std::string meta_source(const formats::GgufFile& f) {
   return f.path() + " (GGUF metadata)";
 }
 
 // The mixture of experts as llama.cpp's converter writes it. GGUF has no decoder_sparse_step
 // or mlp_only_layers: every layer is sparse. norm_topk_prob is fixed by the architecture in
 // llama.cpp (qwen3moe renormalises, qwen2moe does not) unless expert_weights_norm says.
-void add_moe_keys(const GgufFile& f, const std::string& a, const std::string& model_type,
+void add_moe_keys(const formats::GgufFile& f, const std::string& a, const std::string& model_type,
                   nlohmann::json& j) {
   j["num_experts"] = f.require_int(a + "expert_count");
   j["num_experts_per_tok"] = f.require_int(a + "expert_used_count");
@@ -58,7 +58,7 @@ std::string gguf_architecture(const std::string& model_type) {
   return model_type;
 }
 
-nlohmann::json gguf_config_json(const GgufFile& f) {
+nlohmann::json gguf_config_json(const formats::GgufFile& f) {
   const std::string arch = f.require_string("general.architecture");
   const std::string model_type = gguf_model_type(arch);
   if (model_type.empty())
@@ -100,38 +100,40 @@ nlohmann::json gguf_config_json(const GgufFile& f) {
   } else if (scaling != "none") {
     fail("{}: metadata '{}rope.scaling.type' is '{}' (supported: none, yarn)", f.path(), a,
          scaling);
-  } else if (const GgufKV* kv = f.find_kv(a + "rope.scaling.factor");
-             kv != nullptr && !(kv->type == GgufType::Float32 && kv->value.get<double>() == 1.0)) {
+  } else if (const formats::GgufKV* kv = f.find_kv(a + "rope.scaling.factor");
+             kv != nullptr &&
+             !(kv->type == formats::GgufType::Float32 && kv->value.get<double>() == 1.0)) {
     fail("{}: metadata '{}rope.scaling.factor' without a scaling type is not supported", f.path(),
          a);
   }
-  const std::string embd = gguf_tensor_name(WeightRole::TokenEmbedding);
+  const std::string embd = formats::gguf_tensor_name(formats::WeightRole::TokenEmbedding);
   const TensorView* e = f.find(embd);
   if (e == nullptr) fail("{}: missing tensor '{}'", f.path(), embd);
   if (e->shape.size() != 2)
     fail("{}: tensor '{}' has shape {}, expected [vocab, hidden]", f.path(), embd,
          shape_str(e->shape));
   j["vocab_size"] = e->shape[0];
-  j["tie_word_embeddings"] = f.find(gguf_tensor_name(WeightRole::LmHead)) == nullptr;
+  j["tie_word_embeddings"] =
+      f.find(formats::gguf_tensor_name(formats::WeightRole::LmHead)) == nullptr;
   if (auto v = f.get_int("tokenizer.ggml.bos_token_id")) j["bos_token_id"] = *v;
   if (auto v = f.get_int("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *v;
   return j;
 }
 
-ModelConfig gguf_model_config(const GgufFile& f) {
+ModelConfig gguf_model_config(const formats::GgufFile& f) {
   return parse_model_config(gguf_config_json(f), meta_source(f));
 }
 
-bool gguf_has_tokenizer(const GgufFile& f) {
+bool gguf_has_tokenizer(const formats::GgufFile& f) {
   return f.find_kv("tokenizer.ggml.model") != nullptr;
 }
 
-std::optional<GgufChatTemplate> gguf_chat_template(const GgufFile& f) {
+std::optional<GgufChatTemplate> gguf_chat_template(const formats::GgufFile& f) {
   const auto source = f.get_string("tokenizer.chat_template");
   if (!source) return std::nullopt;
   GgufChatTemplate t;
   t.source = *source;
-  const nlohmann::json* tokens = f.get_array("tokenizer.ggml.tokens", GgufType::String);
+  const nlohmann::json* tokens = f.get_array("tokenizer.ggml.tokens", formats::GgufType::String);
   auto text_of = [&](const char* key) -> std::optional<std::string> {
     const auto id = f.get_int(key);
     if (!id || tokens == nullptr) return std::nullopt;
@@ -147,4 +149,4 @@ std::optional<GgufChatTemplate> gguf_chat_template(const GgufFile& f) {
   return t;
 }
 
-}  // namespace ls
+}  // namespace ls::model

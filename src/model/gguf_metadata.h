@@ -1,30 +1,18 @@
 // What a GGUF file's metadata means to the engine: the model config ({arch}.* keys mapped onto
 // the config.json keys parse_model_config reads, so both formats obey the same rules), whether it
-// carries a tokenizer (engine::gguf_tokenizer builds it) and the chat template with the special
+// carries a tokenizer (tok::gguf_tokenizer builds it) and the chat template with the special
 // tokens it is rendered with. A GGUF alone is a complete model.
 #pragma once
 
-#include <cstdint>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "formats/gguf.h"
 #include "model/config.h"
-#include "model/gguf.h"
 
-namespace ls {
-
-// Metadata keys of the GGML token types (tokenizer.ggml.token_type).
-enum class GgufTokenType : std::int32_t {
-  Undefined = 0,
-  Normal = 1,
-  Unknown = 2,
-  Control = 3,
-  UserDefined = 4,
-  Unused = 5,
-  Byte = 6,
-};
+namespace ls::model {
 
 // The config.json model_type of a GGUF general.architecture ("qwen3moe" -> "qwen3_moe"; "" when
 // not one of the family) and back.
@@ -35,11 +23,11 @@ std::string gguf_architecture(const std::string& model_type);
 // qwen2moe, qwen3moe, whose {arch}.expert_* keys give the mixture of experts);
 // vocab_size is the row count of token_embd.weight, tie_word_embeddings is "output.weight is
 // absent", bos/eos come from tokenizer.ggml.{bos,eos}_token_id.
-nlohmann::json gguf_config_json(const GgufFile& f);
-ModelConfig gguf_model_config(const GgufFile& f);
+nlohmann::json gguf_config_json(const formats::GgufFile& f);
+ModelConfig gguf_model_config(const formats::GgufFile& f);
 
 // True when the file carries a tokenizer (tokenizer.ggml.model is present).
-bool gguf_has_tokenizer(const GgufFile& f);
+bool gguf_has_tokenizer(const formats::GgufFile& f);
 
 // tokenizer.chat_template and the special tokens a template sees (eos_token, pad_token,
 // bos_token when tokenizer.ggml.add_bos_token is true), as texts.
@@ -47,6 +35,6 @@ struct GgufChatTemplate {
   std::string source;
   nlohmann::ordered_json special_tokens = nlohmann::ordered_json::object();
 };
-std::optional<GgufChatTemplate> gguf_chat_template(const GgufFile& f);
+std::optional<GgufChatTemplate> gguf_chat_template(const formats::GgufFile& f);
 
-}  // namespace ls
+}  // namespace ls::model

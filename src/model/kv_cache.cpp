@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 
-namespace ls {
+namespace ls::model {
 
 namespace {
 constexpr std::size_t kSlabBytes = std::size_t{2} << 20;  // one huge page
@@ -162,4 +162,4 @@ void KVCache::prepare_write(std::int64_t from, std::int64_t to) {
   }
 }
 
-}  // namespace ls
+}  // namespace ls::model

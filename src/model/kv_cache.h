@@ -20,7 +20,7 @@
 #include "kernels/ops.h"
 #include "model/config.h"
 
-namespace ls {
+namespace ls::model {
 
 // Throws unless `type` is a KV cache element type (F32, F16 or BF16).
 void check_kv_type(DType type);
@@ -129,4 +129,4 @@ class KVCache {
   std::vector<std::uint8_t*> block_data_;  // their memory
 };
 
-}  // namespace ls
+}  // namespace ls::model

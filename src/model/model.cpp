@@ -7,20 +7,21 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "formats/gguf_split.h"
+#include "formats/tensor_names.h"
 #include "kernels/cpu_info.h"
 #include "model/gguf_metadata.h"
-#include "model/gguf_split.h"
-#include "model/tensor_names.h"
 
-namespace ls {
+namespace ls::model {
 
 namespace fs = std::filesystem;
 
-Model::Model(std::string path, ModelConfig config, TensorStore store, const LoadOptions& options)
+Model::Model(std::string path, ModelConfig config, formats::TensorStore store,
+             const LoadOptions& options)
     : path_(std::move(path)),
       config_(std::move(config)),
       store_(std::move(store)),
-      arch_(&ls::architecture(config_.model_type)),
+      arch_(&ls::model::architecture(config_.model_type)),
       kv_type_(options.kv_type),
       checks_{.nonfinite = options.debug_nonfinite} {
   check_kv_type(kv_type_);
@@ -36,8 +37,8 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, const Load
   // says, a bias a Qwen3 has not, or a misnamed tensor means the config and the weights
   // disagree, and running would silently compute another model. Tolerated: rotary inv_freq
   // buffers (old checkpoints) and an lm_head beside tied embeddings (transformers ignores it).
-  const std::string lm_head =
-      store_.gguf() ? gguf_tensor_name(WeightRole::LmHead) : hf_tensor_name(WeightRole::LmHead);
+  const std::string lm_head = store_.gguf() ? formats::gguf_tensor_name(formats::WeightRole::LmHead)
+                                            : formats::hf_tensor_name(formats::WeightRole::LmHead);
   for (const std::string& n : store_.names()) {
     if (used.contains(n) || n.ends_with("rotary_emb.inv_freq") ||
         (n == lm_head && config_.tie_word_embeddings))
@@ -59,20 +60,21 @@ Model::Model(std::string path, ModelConfig config, TensorStore store, const Load
   }
 }
 
-std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<GgufFile> file,
+std::unique_ptr<Model> Model::from_gguf(std::unique_ptr<formats::GgufFile> file,
                                         const LoadOptions& options) {
   // A GGUF file is the whole model: the config comes from its metadata (of the first part, when
   // split: a later part given alone is refused here, naming the first).
-  (void)gguf_split_count(*file);
+  (void)formats::gguf_split_count(*file);
   ModelConfig config = gguf_model_config(*file);
   std::string path = file->path();
   return std::unique_ptr<Model>(new Model(std::move(path), std::move(config),
-                                          TensorStore::from_gguf(std::move(file)), options));
+                                          formats::TensorStore::from_gguf(std::move(file)),
+                                          options));
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& options) {
   if (fs::path(path).extension() == ".gguf" && !fs::is_directory(path))
-    return from_gguf(std::make_unique<GgufFile>(path, GgufArrays::Skip), options);
+    return from_gguf(std::make_unique<formats::GgufFile>(path, formats::GgufArrays::Skip), options);
   if (!fs::is_directory(path))
     fail(
         "{}: not a model directory (expected config.json and *.safetensors inside) nor a .gguf "
@@ -85,7 +87,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
         "Qwen/Qwen2.5-0.5B-Instruct)",
         path);
   ModelConfig config = load_model_config((fs::path(path) / "config.json").string());
-  TensorStore store = TensorStore::open_hf_dir(path);
+  formats::TensorStore store = formats::TensorStore::open_hf_dir(path);
   std::unique_ptr<Model> m(new Model(path, std::move(config), std::move(store), options));
   const fs::path gen = fs::path(path) / "generation_config.json";
   if (fs::exists(gen)) {
@@ -119,22 +121,4 @@ void Model::lens_logits(std::span<const float> residuals, std::size_t rows, std:
   final_logits(config_, weights_, residuals, rows, xn, logits, pool, scratch);
 }
 
-Session::Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk,
-                 std::optional<DType> kv_type)
-    : model_(model),
-      pool_(pool),
-      blocks_(model.config(), kv_type.value_or(model.kv_type())),
-      cache_(blocks_),
-      acts_(model.config(), max_chunk) {}
-
-std::span<const float> Session::feed(std::span<const std::int32_t> tokens, bool all_positions,
-                                     std::span<float> residuals) {
-  const auto V = static_cast<std::size_t>(model_.config().vocab_size);
-  const std::size_t rows = all_positions ? tokens.size() : 1;
-  if (logits_.size() < rows * V) logits_.resize(rows * V);
-  const SequenceInput in{&cache_, tokens, all_positions, {logits_.data(), rows * V}, residuals};
-  model_.forward({&in, 1}, acts_, pool_);
-  return {logits_.data(), rows * V};
-}
-
-}  // namespace ls
+}  // namespace ls::model

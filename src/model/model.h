@@ -1,26 +1,22 @@
 // A loaded model: its config, generation defaults, memory-mapped tensors, bound weights and the
-// KV element type chosen at load, plus Session, one sequence decoded on its own (a batch of one
-// with its own KV blocks and scratch; the engine runs many). A Model is immutable after load and
-// may be shared by many sessions.
+// KV element type chosen at load. A Model is immutable after load and may be shared by many
+// sequences (engine::Engine's, engine::Session's).
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/thread_pool.h"
+#include "formats/tensor_store.h"
 #include "model/config.h"
 #include "model/decoder.h"
-#include "model/kv_cache.h"
 #include "model/repack.h"
-#include "model/tensor_store.h"
 #include "model/weights.h"
 
-namespace ls {
+namespace ls::model {
 
 // How a model is opened and checked.
 struct LoadOptions {
@@ -45,7 +41,7 @@ class Model {
   // `path`: a Hugging Face model directory (config.json, *.safetensors, ...) or a .gguf file.
   static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& options = {});
   // A GGUF file already open (the engine reads its tokenizer and template from it first).
-  static std::unique_ptr<Model> from_gguf(std::unique_ptr<GgufFile> file,
+  static std::unique_ptr<Model> from_gguf(std::unique_ptr<formats::GgufFile> file,
                                           const LoadOptions& options = {});
 
   const std::string& path() const { return path_; }
@@ -62,9 +58,9 @@ class Model {
   // The KV cache element type of this model's sequences, fixed at load.
   DType kv_type() const { return kv_type_; }
 
-  // ls::forward over this model's weights, with the checks chosen at load.
+  // model::forward over this model's weights, with the checks chosen at load.
   void forward(std::span<const SequenceInput> batch, Activations& acts, ThreadPool& pool) const {
-    ls::forward(*arch_, config_, weights_, batch, acts, pool, checks_);
+    model::forward(*arch_, config_, weights_, batch, acts, pool, checks_);
   }
   // The logit lens: residual-stream rows ([rows, hidden], as SequenceInput::residuals captures
   // them) through the final norm and lm_head into `logits` ([rows, vocab]).
@@ -72,10 +68,11 @@ class Model {
                    ThreadPool& pool) const;
 
  private:
-  Model(std::string path, ModelConfig config, TensorStore store, const LoadOptions& options);
+  Model(std::string path, ModelConfig config, formats::TensorStore store,
+        const LoadOptions& options);
   std::string path_;
   ModelConfig config_;
-  TensorStore store_;
+  formats::TensorStore store_;
   const Architecture* arch_;
   Weights weights_;
   HugePageBuffer repacked_;  // what repacked views of weights_ point into
@@ -85,32 +82,4 @@ class Model {
   ForwardChecks checks_;
 };
 
-class Session {
- public:
-  // max_chunk: tokens processed per forward chunk (bounds scratch memory during prefill).
-  // kv_type: element type of the KV cache (F32, F16 or BF16); default: model.kv_type().
-  Session(const Model& model, ThreadPool& pool, std::int64_t max_chunk = 64,
-          std::optional<DType> kv_type = std::nullopt);
-
-  // Appends tokens and returns the logits after the last one ([vocab]), or for every appended
-  // token ([tokens, vocab]) when all_positions. The span stays valid until the next call.
-  // `residuals` ([n_layers + 1, hidden], or empty) receives the last token's residual stream
-  // after the embedding and after every layer (SequenceInput::residuals).
-  std::span<const float> feed(std::span<const std::int32_t> tokens, bool all_positions = false,
-                              std::span<float> residuals = {});
-
-  std::int64_t length() const { return cache_.length; }
-  void reset() { cache_.clear(); }
-  const KVCache& cache() const { return cache_; }
-  const Model& model() const { return model_; }
-
- private:
-  const Model& model_;
-  ThreadPool& pool_;
-  KvBlockPool blocks_;
-  KVCache cache_;
-  Activations acts_;
-  std::vector<float> logits_;
-};
-
-}  // namespace ls
+}  // namespace ls::model

@@ -16,7 +16,7 @@
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 
-namespace ls {
+namespace ls::model {
 
 namespace k = kernels;
 
@@ -122,4 +122,4 @@ void sparse_mlp(const ModelConfig& c, const MoeWeights& m, std::size_t T, Activa
   }
 }
 
-}  // namespace ls
+}  // namespace ls::model

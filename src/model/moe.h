@@ -9,11 +9,11 @@
 #include "model/decoder.h"
 #include "model/weights.h"
 
-namespace ls {
+namespace ls::model {
 
 // acts.proj[T, hidden] = the layer's mixture of experts over acts.xn[T, hidden]; records each
 // row's chosen experts and their weights in acts.routes.
 void sparse_mlp(const ModelConfig& config, const MoeWeights& moe, std::size_t T, Activations& acts,
                 ThreadPool& pool);
 
-}  // namespace ls
+}  // namespace ls::model

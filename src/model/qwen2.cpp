@@ -7,7 +7,7 @@
 
 #include "kernels/ops.h"
 
-namespace ls {
+namespace ls::model {
 
 namespace {
 
@@ -33,4 +33,4 @@ void qwen2_attention_input(const ModelConfig&, const LayerWeights& L, std::size_
 
 const Architecture kQwen2{"qwen2", "Qwen2ForCausalLM", true, false, qwen2_attention_input};
 
-}  // namespace ls
+}  // namespace ls::model

@@ -4,7 +4,7 @@
 
 #include "model/decoder.h"
 
-namespace ls {
+namespace ls::model {
 
 extern const Architecture kQwen2;
 // Its attention input (Architecture::attention_input), which its mixture-of-experts sibling
@@ -12,4 +12,4 @@ extern const Architecture kQwen2;
 void qwen2_attention_input(const ModelConfig& config, const LayerWeights& layer, std::size_t T,
                            Activations& acts, ThreadPool& pool);
 
-}  // namespace ls
+}  // namespace ls::model

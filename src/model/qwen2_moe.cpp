@@ -8,9 +8,9 @@
 
 #include "model/qwen2.h"
 
-namespace ls {
+namespace ls::model {
 
 const Architecture kQwen2Moe{"qwen2_moe", "Qwen2MoeForCausalLM", true, false,
                              qwen2_attention_input};
 
-}  // namespace ls
+}  // namespace ls::model

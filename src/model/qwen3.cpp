@@ -10,7 +10,7 @@
 
 #include "kernels/ops.h"
 
-namespace ls {
+namespace ls::model {
 
 namespace {
 
@@ -38,4 +38,4 @@ void qwen3_attention_input(const ModelConfig& c, const LayerWeights& L, std::siz
 
 const Architecture kQwen3{"qwen3", "Qwen3ForCausalLM", false, true, qwen3_attention_input};
 
-}  // namespace ls
+}  // namespace ls::model

@@ -8,9 +8,9 @@
 
 #include "model/qwen3.h"
 
-namespace ls {
+namespace ls::model {
 
 const Architecture kQwen3Moe{"qwen3_moe", "Qwen3MoeForCausalLM", false, true,
                              qwen3_attention_input};
 
-}  // namespace ls
+}  // namespace ls::model

@@ -5,8 +5,8 @@
 
 #include "model/decoder.h"
 
-namespace ls {
+namespace ls::model {
 
 extern const Architecture kQwen3Moe;
 
-}  // namespace ls
+}  // namespace ls::model

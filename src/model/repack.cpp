@@ -11,7 +11,7 @@
 #include "core/mapped_file.h"
 #include "kernels/interleave.h"
 
-namespace ls {
+namespace ls::model {
 
 std::size_t repack_weights(Weights& w, HugePageBuffer& owned, bool move_all) {
   std::vector<TensorView*> views;
@@ -73,4 +73,4 @@ std::size_t repack_weights(Weights& w, HugePageBuffer& owned, bool move_all) {
   return bytes;
 }
 
-}  // namespace ls
+}  // namespace ls::model

@@ -13,7 +13,7 @@
 #include "core/huge_page_buffer.h"
 #include "model/weights.h"
 
-namespace ls {
+namespace ls::model {
 
 // Moves the matrices of `w` that have a faster layout into `owned`, interleaved, and with
 // `move_all` every other matrix too (its bytes unchanged), pointing their views at the new bytes;
@@ -21,4 +21,4 @@ namespace ls {
 // memory-mapped files (a TensorStore's): the pages under the old bytes are released.
 std::size_t repack_weights(Weights& w, HugePageBuffer& owned, bool move_all);
 
-}  // namespace ls
+}  // namespace ls::model

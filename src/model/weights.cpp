@@ -5,10 +5,10 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "formats/tensor_names.h"
 #include "kernels/matmul.h"
-#include "model/tensor_names.h"
 
-namespace ls {
+namespace ls::model {
 
 namespace {
 
@@ -18,7 +18,7 @@ struct Binder {
   bool validate;
   const std::string& source;
 
-  TensorView view(WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape,
+  TensorView view(formats::WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape,
                   std::int64_t expert = -1) const {
     const std::string name = name_of(role, layer, expert);
     const TensorView* t = lookup(name);
@@ -29,7 +29,7 @@ struct Binder {
     return *t;
   }
 
-  std::vector<float> vec(WeightRole role, std::int64_t layer, std::int64_t n,
+  std::vector<float> vec(formats::WeightRole role, std::int64_t layer, std::int64_t n,
                          std::vector<std::int64_t> shape = {}) const {
     const TensorView t = view(role, layer, shape.empty() ? std::vector<std::int64_t>{n} : shape);
     std::vector<float> out(static_cast<std::size_t>(n));
@@ -41,14 +41,16 @@ struct Binder {
     return out;
   }
 
-  std::string name_of(WeightRole role, std::int64_t layer, std::int64_t expert = -1) const {
-    return gguf ? gguf_tensor_name(role, layer) : hf_tensor_name(role, layer, expert);
+  std::string name_of(formats::WeightRole role, std::int64_t layer,
+                      std::int64_t expert = -1) const {
+    return gguf ? formats::gguf_tensor_name(role, layer)
+                : formats::hf_tensor_name(role, layer, expert);
   }
 
   // The f16 scales of a GGML block matrix, each finite: a NaN scale would be masked further on
   // (the activations' int8 quantization turns NaN into ordinary numbers) and give plausible,
   // wrong logits. One 2-byte read per block (1/17 of a Q8_0 file).
-  TensorView matrix(WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape,
+  TensorView matrix(formats::WeightRole role, std::int64_t layer, std::vector<std::int64_t> shape,
                     std::int64_t expert = -1) const {
     const TensorView t = view(role, layer, std::move(shape), expert);
     if (!validate) return t;
@@ -98,7 +100,7 @@ struct Binder {
   // Expert e's [rows, cols] matrix of `role`: its own tensor in a Hugging Face file, a slice of
   // the layer's stacked [experts, rows, cols] tensor in GGUF (rows of the same bytes; every
   // block type's rows are whole blocks).
-  std::vector<TensorView> experts(WeightRole role, std::int64_t layer, std::int64_t n,
+  std::vector<TensorView> experts(formats::WeightRole role, std::int64_t layer, std::int64_t n,
                                   std::int64_t rows, std::int64_t cols) const {
     std::vector<TensorView> out;
     if (!gguf) {
@@ -119,7 +121,7 @@ struct Binder {
 
 // A sparse layer's router, experts and (qwen2_moe) shared expert.
 MoeWeights bind_moe(const Binder& b, const ModelConfig& c, std::int64_t l) {
-  using R = WeightRole;
+  using R = formats::WeightRole;
   const std::int64_t h = c.hidden_size, n = c.moe.num_experts, ff = c.moe.expert_intermediate;
   MoeWeights m;
   m.router = b.matrix(R::Router, l, {n, h});
@@ -161,12 +163,13 @@ std::vector<const TensorView*> LayerWeights::matrices() const {
 Weights bind_weights(const ModelConfig& c, bool qkv_bias, bool qk_norm, const TensorLookup& lookup,
                      bool gguf_names, bool validate, const std::string& source) {
   const Binder b{lookup, gguf_names, validate, source};
-  using R = WeightRole;
+  using R = formats::WeightRole;
   const std::int64_t h = c.hidden_size, q = c.q_dim(), kv = c.kv_dim(), ff = c.intermediate_size;
   Weights w;
   w.embed = b.matrix(R::TokenEmbedding, -1, {c.vocab_size, h});
   w.final_norm = b.vec(R::OutputNorm, -1, h);
-  const std::string lm_name = gguf_names ? gguf_tensor_name(R::LmHead) : hf_tensor_name(R::LmHead);
+  const std::string lm_name =
+      gguf_names ? formats::gguf_tensor_name(R::LmHead) : formats::hf_tensor_name(R::LmHead);
   if (c.tie_word_embeddings) {
     w.lm_head = w.embed;
   } else {
@@ -203,4 +206,4 @@ Weights bind_weights(const ModelConfig& c, bool qkv_bias, bool qk_norm, const Te
   return w;
 }
 
-}  // namespace ls
+}  // namespace ls::model

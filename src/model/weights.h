@@ -11,7 +11,7 @@
 #include "core/tensor.h"
 #include "model/config.h"
 
-namespace ls {
+namespace ls::model {
 
 // One SwiGLU MLP's matrices: an expert's or the shared expert's.
 struct MlpWeights {
@@ -70,4 +70,4 @@ Weights bind_weights(const ModelConfig& config, bool qkv_bias, bool qk_norm,
                      const TensorLookup& lookup, bool gguf_names, bool validate,
                      const std::string& source);
 
-}  // namespace ls
+}  // namespace ls::model

@@ -385,7 +385,7 @@ void HttpServer::microscope_routes() {
 void HttpServer::tokenize(const httplib::Request& req, httplib::Response& res) {
   guarded(res, [&] {
     const json body = parse_body(req);
-    const Tokenizer& tok = model_.require_tokenizer("/tokenize");
+    const tok::Tokenizer& tok = model_.require_tokenizer("/tokenize");
     std::string text;
     if (body.contains("messages")) {
       const bool add = body.value("add_generation_prompt", true);

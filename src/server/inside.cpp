@@ -186,8 +186,8 @@ json run_tree(const TreeQuery& q, const ServerLimits& limits, ThreadPool& pool) 
 }
 
 json run_lens(const LensQuery& q, const ServerLimits& limits, ThreadPool& pool) {
-  const Model& model = limits.model->model();
-  const ModelConfig& c = model.config();
+  const model::Model& model = limits.model->model();
+  const model::ModelConfig& c = model.config();
   const std::vector<float> rows = engine::lens_logits(model, pool, q.target.tokens);
   inspect::LensRequest r;
   r.rows = rows;

@@ -125,7 +125,7 @@ void read_logit_bias(const json& v, decode::GenerationConfig& c, const ServerLim
       bad(param, fmt::format("'{}' must be [token id or text, bias or false]", param));
     const double b = bias_of(e[1], param + "[1]");
     if (e[0].is_string()) {
-      const Tokenizer& tok = limits.model->require_tokenizer(param + "[0]");
+      const tok::Tokenizer& tok = limits.model->require_tokenizer(param + "[0]");
       for (const auto id : tok.encode(e[0].get<std::string>())) c.logit_bias[id] += b;
     } else {
       const auto id = integer(e[0], param + "[0]", 0, V - 1);
@@ -138,7 +138,7 @@ void read_logit_bias(const json& v, decode::GenerationConfig& c, const ServerLim
 std::vector<std::vector<std::int32_t>> read_prompts(const json& body, const ServerLimits& limits) {
   const json* prompt = field(body, "prompt");
   if (prompt == nullptr) bad("prompt", "'prompt' is required");
-  const Tokenizer& tok = limits.model->require_tokenizer("prompt");
+  const tok::Tokenizer& tok = limits.model->require_tokenizer("prompt");
   const auto V = limits.model->model().config().vocab_size;
   // Text is tokenized with special tokens recognised, as llama-server does.
   const auto one = [&](const json& p, const std::string& param) {

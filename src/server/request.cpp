@@ -26,7 +26,7 @@ void mark(decode::GenerationConfig& c, const char* name) {
 }
 
 std::int32_t eos_id_of(const engine::LoadedModel& lm) {
-  const Tokenizer* tok = lm.tokenizer();
+  const tok::Tokenizer* tok = lm.tokenizer();
   if (tok == nullptr) return -1;
   std::string eos;
   try {
@@ -200,7 +200,7 @@ void apply_sampling(const json& body, decode::GenerationConfig& c, const ServerL
   }
   if (const json* v = field(body, "bad_words")) {
     if (!v->is_array()) bad("bad_words", "'bad_words' must be a list of strings");
-    const Tokenizer& tok = limits.model->require_tokenizer("bad_words");
+    const tok::Tokenizer& tok = limits.model->require_tokenizer("bad_words");
     for (std::size_t i = 0; i < v->size(); ++i) {
       const std::string& word = string((*v)[i], fmt::format("bad_words[{}]", i));
       if (word.empty()) bad(fmt::format("bad_words[{}]", i), "a bad word must not be empty");
@@ -560,7 +560,7 @@ ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits,
   const std::string text = render_chat(*messages, tools, true, limits, kwargs);
   // A thinking template (Qwen3's) writes <think> blocks: the reply's reasoning is split off.
   r.reasoning = limits.model->chat_template().source.find("</think>") != std::string::npos;
-  const Tokenizer& tok = limits.model->require_tokenizer("messages");
+  const tok::Tokenizer& tok = limits.model->require_tokenizer("messages");
   r.jobs.push_back(make_job(body, r, tok.encode(text), limits));
   const bool thinking = chat::reply_opens_thinking(limits.model->chat_template().source, text);
   r.jobs.back().config.constraint =
@@ -587,7 +587,7 @@ ParsedRequest parse_completion_request(const json& body, const ServerLimits& lim
       bad("suffix", "'suffix' is not supported (no fill-in-the-middle)");
   const json* prompt = field(body, "prompt");
   if (prompt == nullptr) bad("prompt", "'prompt' is required");
-  const Tokenizer& tok = limits.model->require_tokenizer("prompt");
+  const tok::Tokenizer& tok = limits.model->require_tokenizer("prompt");
   // One prompt: a string or a list of ids; many: a list of those.
   std::vector<std::pair<std::vector<std::int32_t>, std::string>> prompts;
   const auto one = [&](const json& p, const std::string& param) {

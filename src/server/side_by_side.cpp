@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "decode/distribution.h"
+#include "engine/session.h"
 #include "inspect/compare.h"
 #include "model/model.h"
 
@@ -47,14 +48,14 @@ json candidates(std::span<const float> row, int top, const ServerLimits& limits)
 
 json run_side_by_side(const SideBySideQuery& q, const ServerLimits& limits, ThreadPool& pool) {
   const KeptGeneration::Snapshot& g = q.generation;
-  const Model& b = limits.model_b->model();
+  const model::Model& b = limits.model_b->model();
   const auto V = static_cast<std::size_t>(b.config().vocab_size);
   const std::size_t n = g.rows.size();
   // Step k's logits follow the prompt and the first k recorded tokens: B runs the prompt but
   // its last token without logits, then [last prompt token, tokens 0..n-2] with all of them.
   std::vector<std::int32_t> path(g.prompt.end() - 1, g.prompt.end());
   path.insert(path.end(), g.tokens.begin(), g.tokens.begin() + static_cast<long>(n - 1));
-  Session session(b, pool);
+  engine::Session session(b, pool);
   if (g.prompt.size() > 1)
     session.feed(std::span<const std::int32_t>(g.prompt).first(g.prompt.size() - 1));
   json steps = json::array(), focus = nullptr;

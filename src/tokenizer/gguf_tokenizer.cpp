@@ -2,7 +2,7 @@
 // text the metadata was once rebuilt as; in particular ill-formed UTF-8 is reported for the
 // first string that text's serialization would have met (added tokens, then merges, then the
 // vocabulary in byte order), with nlohmann's description of the bad byte.
-#include "engine/gguf_tokenizer.h"
+#include "tokenizer/gguf_tokenizer.h"
 
 #include <map>
 #include <string>
@@ -11,19 +11,18 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "model/gguf_metadata.h"
 #include "tokenizer/tokenizer_spec.h"
 #include "tokenizer/unicode.h"
 
-namespace ls::engine {
+namespace ls::tok {
 
 namespace {
 
 bool valid_utf8(const std::string& s) {
-  return tok::utf8_validate(s) == s.size();
+  return utf8_validate(s) == s.size();
 }
 
-[[noreturn]] void fail_utf8(const GgufFile& f, const std::string& s) {
+[[noreturn]] void fail_utf8(const formats::GgufFile& f, const std::string& s) {
   std::string detail = "invalid UTF-8";
   try {
     (void)nlohmann::json(s).dump();
@@ -37,7 +36,7 @@ bool valid_utf8(const std::string& s) {
 }
 
 // Every string of the spec must be valid UTF-8 (a tokenizer.json cannot hold anything else).
-void require_utf8(const GgufFile& f, const TokenizerSpec& spec) {
+void require_utf8(const formats::GgufFile& f, const TokenizerSpec& spec) {
   for (const auto& a : spec.added_tokens)
     if (!valid_utf8(a.content)) fail_utf8(f, a.content);
   for (const auto& m : spec.merges) {
@@ -52,7 +51,7 @@ void require_utf8(const GgufFile& f, const TokenizerSpec& spec) {
 
 }  // namespace
 
-Tokenizer gguf_tokenizer(const GgufFile& f) {
+Tokenizer gguf_tokenizer(const formats::GgufFile& f) {
   const std::string model = f.require_string("tokenizer.ggml.model");
   if (model != "gpt2")
     fail("{}: metadata 'tokenizer.ggml.model' is '{}' (supported: gpt2, byte-level BPE)", f.path(),
@@ -61,15 +60,15 @@ Tokenizer gguf_tokenizer(const GgufFile& f) {
   if (pre != "qwen2")
     fail("{}: metadata 'tokenizer.ggml.pre' is {} (supported: qwen2)", f.path(),
          pre ? "'" + *pre + "'" : std::string("missing"));
-  const nlohmann::json* tokens = f.get_array("tokenizer.ggml.tokens", GgufType::String);
+  const nlohmann::json* tokens = f.get_array("tokenizer.ggml.tokens", formats::GgufType::String);
   if (tokens == nullptr) fail("{}: missing metadata 'tokenizer.ggml.tokens'", f.path());
-  const nlohmann::json* types = f.get_array("tokenizer.ggml.token_type", GgufType::Int32);
+  const nlohmann::json* types = f.get_array("tokenizer.ggml.token_type", formats::GgufType::Int32);
   if (types != nullptr && types->size() != tokens->size())
     fail(
         "{}: metadata 'tokenizer.ggml.token_type' has {} entries but 'tokenizer.ggml.tokens' "
         "has {}",
         f.path(), types->size(), tokens->size());
-  const nlohmann::json* merges = f.get_array("tokenizer.ggml.merges", GgufType::String);
+  const nlohmann::json* merges = f.get_array("tokenizer.ggml.merges", formats::GgufType::String);
   if (merges == nullptr) fail("{}: missing metadata 'tokenizer.ggml.merges'", f.path());
 
   TokenizerSpec spec;
@@ -79,11 +78,11 @@ Tokenizer gguf_tokenizer(const GgufFile& f) {
   std::map<std::string, std::size_t> seen;
   for (std::size_t id = 0; id < tokens->size(); ++id) {
     const auto& text = (*tokens)[id].get_ref<const std::string&>();
-    const std::int64_t type =
-        types ? (*types)[id].get<std::int64_t>() : static_cast<std::int64_t>(GgufTokenType::Normal);
-    if (type == static_cast<std::int64_t>(GgufTokenType::Unused)) continue;
+    const std::int64_t type = types ? (*types)[id].get<std::int64_t>()
+                                    : static_cast<std::int64_t>(formats::GgufTokenType::Normal);
+    if (type == static_cast<std::int64_t>(formats::GgufTokenType::Unused)) continue;
     // Older llama.cpp converters wrote the padding as USER_DEFINED "[PAD{id}]": no text either.
-    if (type == static_cast<std::int64_t>(GgufTokenType::UserDefined) &&
+    if (type == static_cast<std::int64_t>(formats::GgufTokenType::UserDefined) &&
         text == fmt::format("[PAD{}]", id))
       continue;
     if (text.empty())
@@ -93,16 +92,16 @@ Tokenizer gguf_tokenizer(const GgufFile& f) {
            it->second);
     // Ids beyond int32 cannot be valid; -1 makes from_spec reject them.
     const auto id32 = id <= 0x7FFFFFFF ? static_cast<std::int32_t>(id) : std::int32_t{-1};
-    switch (static_cast<GgufTokenType>(type)) {
-      case GgufTokenType::Normal:
+    switch (static_cast<formats::GgufTokenType>(type)) {
+      case formats::GgufTokenType::Normal:
         spec.vocab.push_back({text, id32});
         break;
-      case GgufTokenType::Control:
-      case GgufTokenType::UserDefined: {
+      case formats::GgufTokenType::Control:
+      case formats::GgufTokenType::UserDefined: {
         TokenizerSpec::AddedToken a;
         a.id = id32;
         a.content = text;
-        a.special = type == static_cast<std::int64_t>(GgufTokenType::Control);
+        a.special = type == static_cast<std::int64_t>(formats::GgufTokenType::Control);
         a.single_word = a.lstrip = a.rstrip = a.normalized = false;
         spec.added_tokens.push_back(std::move(a));
         break;
@@ -128,4 +127,4 @@ Tokenizer gguf_tokenizer(const GgufFile& f) {
   return Tokenizer::from_spec(std::move(spec), f.path() + " (tokenizer.ggml.* metadata)");
 }
 
-}  // namespace ls::engine
+}  // namespace ls::tok

@@ -4,10 +4,10 @@
 // ids for the same vocabulary.
 #pragma once
 
-#include "model/gguf.h"
+#include "formats/gguf.h"
 #include "tokenizer/tokenizer.h"
 
-namespace ls::engine {
+namespace ls::tok {
 
 // Model "gpt2" with pre "qwen2" only (NFC, Qwen2's Split regex, ByteLevel, BPE). NORMAL tokens
 // form the vocabulary, CONTROL tokens become special added tokens, USER_DEFINED ones non-special
@@ -15,6 +15,6 @@ namespace ls::engine {
 // USER_DEFINED) are ids without text. `f` must have been opened with GgufArrays::Keep (the
 // default). Errors name the file and the key; the tokenizer's source() is
 // "<path> (tokenizer.ggml.* metadata)".
-Tokenizer gguf_tokenizer(const GgufFile& f);
+Tokenizer gguf_tokenizer(const formats::GgufFile& f);
 
-}  // namespace ls::engine
+}  // namespace ls::tok

@@ -20,7 +20,7 @@
 #include "tokenizer/tokenizer_json.h"
 #include "tokenizer/unicode.h"
 
-namespace ls {
+namespace ls::tok {
 
 using json = nlohmann::json;
 
@@ -412,4 +412,4 @@ std::string StreamDecoder::flush() {
   return out;
 }
 
-}  // namespace ls
+}  // namespace ls::tok

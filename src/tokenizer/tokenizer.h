@@ -30,7 +30,7 @@
 
 #include "tokenizer/tokenizer_spec.h"
 
-namespace ls {
+namespace ls::tok {
 
 class Tokenizer {
  public:
@@ -97,4 +97,4 @@ class StreamDecoder {
   std::string pending_;
 };
 
-}  // namespace ls
+}  // namespace ls::tok

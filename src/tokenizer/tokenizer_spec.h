@@ -1,7 +1,7 @@
 // TokenizerSpec: everything a Tokenizer is built from, as plain data: the BPE vocabulary (token
 // strings in GPT-2's byte-level alphabet, e.g. "Ġworld", with their ids), the merges in rank
 // order, the added tokens with their matching flags, and the two settings the encoder honors.
-// tokenizer.json (Tokenizer::from_json) and GGUF metadata (engine::gguf_tokenizer) both become
+// tokenizer.json (Tokenizer::from_json) and GGUF metadata (tok::gguf_tokenizer) both become
 // one; Tokenizer::from_spec validates it.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace ls {
+namespace ls::tok {
 
 struct TokenizerSpec {
   // A vocabulary entry (tokenizer.json model.vocab).
@@ -39,4 +39,4 @@ struct TokenizerSpec {
   bool ignore_merges = false;  // a word that is itself a vocabulary token is that token
 };
 
-}  // namespace ls
+}  // namespace ls::tok

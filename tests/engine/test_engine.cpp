@@ -11,19 +11,20 @@
 #include <optional>
 
 #include "../model/test_util.h"
+#include "convert/synth.h"
 #include "core/error.h"
 #include "engine/engine.h"
 #include "engine/lens.h"
 #include "engine/loaded_model.h"
-#include "model/synth.h"
+#include "engine/session.h"
 
 namespace {
 
 using ls::decode::Feed;
 
-const ls::Model& tiny() {
-  static const std::unique_ptr<ls::Model> m =
-      ls::Model::load(ls::test::synth_tiny("engine_tiny", ls::DType::F32, 3));
+const ls::model::Model& tiny() {
+  static const std::unique_ptr<ls::model::Model> m =
+      ls::model::Model::load(ls::test::synth_tiny("engine_tiny", ls::DType::F32, 3));
   return *m;
 }
 
@@ -36,7 +37,7 @@ std::vector<std::int32_t> ids(std::size_t n, std::int32_t salt) {
 // A sequence fed alone, from scratch, in one Session: the reference for every engine result.
 std::vector<float> alone(const std::vector<std::vector<std::int32_t>>& feeds, bool all_last) {
   ls::ThreadPool pool(1);
-  ls::Session s(tiny(), pool);
+  ls::engine::Session s(tiny(), pool);
   std::span<const float> l;
   for (std::size_t i = 0; i < feeds.size(); ++i)
     l = s.feed(feeds[i], all_last && i + 1 == feeds.size());
@@ -203,7 +204,7 @@ TEST(Attribution, EachVariantEqualsTheEditedPromptAlone) {
 TEST(DryBreakers, RealVocabularyMatchesTheDefinition) {
   const auto lm = ls::engine::LoadedModel::tokenizer_only(LS_QWEN_TOKENIZER_DIR);
   if (!lm.tokenizer()) GTEST_SKIP() << "no tokenizer.json in " << LS_QWEN_TOKENIZER_DIR;
-  const ls::Tokenizer& tok = *lm.tokenizer();
+  const ls::tok::Tokenizer& tok = *lm.tokenizer();
   const std::vector<std::string> breakers = {"\n\n", ":", "```", ""};
   const auto table = lm.dry_breakers(breakers, "test");
   EXPECT_EQ(table, lm.dry_breakers(breakers, "test"));  // cached

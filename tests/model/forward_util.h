@@ -7,16 +7,17 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "engine/session.h"
 #include "model/model.h"
 
 namespace ls::test {
 
 // Every position's logits of `tokens` on `threads` threads: fed in one call split into chunks of
 // `chunk` tokens, or (incremental) one token per call as decode does.
-inline std::vector<float> feed_logits(const Model& m, std::span<const std::int32_t> tokens,
+inline std::vector<float> feed_logits(const model::Model& m, std::span<const std::int32_t> tokens,
                                       int threads, std::int64_t chunk, bool incremental) {
   ThreadPool pool(threads);
-  Session s(m, pool, chunk);
+  engine::Session s(m, pool, chunk);
   std::vector<float> out;
   if (incremental) {
     for (const std::int32_t& t : tokens) {

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <random>
 
+#include "convert/gguf_writer.h"
 #include "core/error.h"
-#include "model/gguf.h"
-#include "model/gguf_writer.h"
+#include "formats/gguf.h"
 #include "test_util.h"
 
 namespace ls {
@@ -122,7 +122,7 @@ std::string write_tmp(const std::string& dir, const std::string& name, const std
 TEST(Gguf, ReadsEveryMetadataTypeAndTensorType) {
   const auto ts = some_tensors();
   const std::string path = write_tmp("gguf_read", "small.gguf", small_file(ts));
-  const GgufFile f(path);
+  const formats::GgufFile f(path);
   EXPECT_EQ(f.version(), 3u);
   EXPECT_EQ(f.alignment(), 32u);
   EXPECT_EQ(f.require_int("t.u8"), 200);
@@ -137,16 +137,17 @@ TEST(Gguf, ReadsEveryMetadataTypeAndTensorType) {
   EXPECT_EQ(f.require_float("t.f64"), 0.1);
   EXPECT_EQ(f.get_bool("t.bool"), true);
   EXPECT_EQ(f.require_string("t.str"), "h\xC3\xA9llo");
-  EXPECT_EQ(*f.get_array("t.arr_i32", GgufType::Int32), nlohmann::json({1, -2, 3}));
-  EXPECT_EQ(*f.get_array("t.arr_str", GgufType::String), nlohmann::json({"a", "bc"}));
-  const GgufKV* nested = f.find_kv("t.nested");
+  EXPECT_EQ(*f.get_array("t.arr_i32", formats::GgufType::Int32), nlohmann::json({1, -2, 3}));
+  EXPECT_EQ(*f.get_array("t.arr_str", formats::GgufType::String), nlohmann::json({"a", "bc"}));
+  const formats::GgufKV* nested = f.find_kv("t.nested");
   ASSERT_NE(nested, nullptr);
-  EXPECT_EQ(nested->elem_type, GgufType::Array);
+  EXPECT_EQ(nested->elem_type, formats::GgufType::Array);
   EXPECT_EQ(nested->value, nlohmann::json::parse(R"([[1,2],["x"]])"));
   EXPECT_EQ(f.get_string("absent"), std::nullopt);
   LS_EXPECT_ERROR(f.require_int("absent"), "missing metadata 'absent'");
   LS_EXPECT_ERROR(f.get_string("t.u8"), "metadata 't.u8' must be a string, got uint8");
-  LS_EXPECT_ERROR(f.get_array("t.arr_str", GgufType::Int32), "must be an array of integers");
+  LS_EXPECT_ERROR(f.get_array("t.arr_str", formats::GgufType::Int32),
+                  "must be an array of integers");
 
   ASSERT_EQ(f.tensors().size(), ts.size());
   const std::vector<std::pair<DType, std::vector<std::int64_t>>> want = {
@@ -174,12 +175,12 @@ TEST(Gguf, ReadsEveryMetadataTypeAndTensorType) {
 TEST(Gguf, SkippingArraysKeepsScalarsAndTensors) {
   const auto ts = some_tensors();
   const std::string path = write_tmp("gguf_skip", "small.gguf", small_file(ts));
-  const GgufFile full(path);
-  const GgufFile f(path, GgufArrays::Skip);
+  const formats::GgufFile full(path);
+  const formats::GgufFile f(path, formats::GgufArrays::Skip);
   EXPECT_EQ(f.require_int("t.u32"), 4000000000ll);
   EXPECT_EQ(f.require_string("t.str"), "h\xC3\xA9llo");
   EXPECT_EQ(f.metadata().size(), full.metadata().size());
-  LS_EXPECT_ERROR(f.get_array("t.arr_str", GgufType::String),
+  LS_EXPECT_ERROR(f.get_array("t.arr_str", formats::GgufType::String),
                   "metadata 't.arr_str' was not kept in memory");
   EXPECT_TRUE(f.find_kv("t.nested")->value.is_null());
   ASSERT_EQ(f.tensors().size(), full.tensors().size());
@@ -191,18 +192,18 @@ TEST(Gguf, SkippingArraysKeepsScalarsAndTensors) {
   // Skipping still validates every byte: each truncation is an error.
   const std::string bytes = small_file(ts);
   const std::string cut = write_tmp("gguf_skip_cut", "cut.gguf", bytes.substr(0, bytes.size() / 3));
-  EXPECT_THROW(GgufFile(cut, GgufArrays::Skip), Error);
+  EXPECT_THROW(formats::GgufFile(cut, formats::GgufArrays::Skip), Error);
 }
 
 TEST(Gguf, CustomAlignmentAndVersion2) {
   std::string bytes = small_file(some_tensors(), 64);
-  const GgufFile f(write_tmp("gguf_align", "a.gguf", bytes));
+  const formats::GgufFile f(write_tmp("gguf_align", "a.gguf", bytes));
   EXPECT_EQ(f.alignment(), 64u);
   EXPECT_EQ(f.data_offset() % 64, 0u);
   for (const auto& t : f.tensors())
     EXPECT_EQ(static_cast<std::size_t>(t.data - f.tensors()[0].data) % 64, 0u);
   bytes[4] = 2;  // version 2 has the same layout
-  EXPECT_EQ(GgufFile(write_tmp("gguf_v2", "a.gguf", bytes)).version(), 2u);
+  EXPECT_EQ(formats::GgufFile(write_tmp("gguf_v2", "a.gguf", bytes)).version(), 2u);
 }
 
 // Every prefix of a valid file whose last tensor ends at the last byte is malformed.
@@ -213,7 +214,7 @@ TEST(Gguf, EveryTruncationIsAnError) {
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     write_file(path, bytes.substr(0, n));
     try {
-      GgufFile f(path);
+      formats::GgufFile f(path);
       ADD_FAILURE() << "a file truncated to " << n << " of " << bytes.size() << " bytes loaded";
     } catch (const Error& e) {
       const std::string m = e.what();
@@ -221,7 +222,7 @@ TEST(Gguf, EveryTruncationIsAnError) {
     }
   }
   write_file(path, bytes);
-  EXPECT_NO_THROW(GgufFile{path});
+  EXPECT_NO_THROW(formats::GgufFile{path});
 }
 
 struct Corruption {
@@ -300,8 +301,8 @@ TEST(Gguf, MalformedFilesGiveClearErrors) {
     SCOPED_TRACE(c.what);
     const std::string path = (dir / (std::string(c.what) + ".gguf")).string();
     write_file(path, c.bytes);
-    LS_EXPECT_ERROR(GgufFile{path}, c.needle);
-    LS_EXPECT_ERROR(GgufFile{path}, path);
+    LS_EXPECT_ERROR(formats::GgufFile{path}, c.needle);
+    LS_EXPECT_ERROR(formats::GgufFile{path}, path);
   }
 }
 
@@ -333,7 +334,7 @@ TEST(Gguf, RandomMutationsNeverCrash) {
     }
     write_file(path, s);
     try {
-      GgufFile f(path);
+      formats::GgufFile f(path);
       unsigned sum = 0;
       for (const auto& t : f.tensors())
         for (std::size_t i = 0; i < t.nbytes(); ++i) sum += t.data[i];
@@ -350,7 +351,7 @@ TEST(Gguf, RandomMutationsNeverCrash) {
 TEST(Gguf, WriterOutputReadsBack) {
   const auto dir = scratch_dir("gguf_writer");
   const std::string path = (dir / "w.gguf").string();
-  GgufWriter w;
+  convert::GgufWriter w;
   w.add_string("general.architecture", "test");
   w.add_uint32("k.u32", 7);
   w.add_int32("k.i32", -7);
@@ -365,20 +366,20 @@ TEST(Gguf, WriterOutputReadsBack) {
   LS_EXPECT_ERROR(w.add_tensor("d", DType::Q4_K, {2, 64}), "not a multiple of the Q4_K block");
   LS_EXPECT_ERROR(w.add_uint32("k.u32", 1), "'k.u32' added twice");
   const std::vector<std::string> data = {pattern(60, 1), pattern(14, 2), pattern(2 * 2 * 34, 3)};
-  w.write(path, [&](std::size_t i, const ByteSink& sink) {
+  w.write(path, [&](std::size_t i, const convert::ByteSink& sink) {
     const auto* p = reinterpret_cast<const std::uint8_t*>(data[i].data());
     sink({p, 5});  // in two pieces
     sink({p + 5, data[i].size() - 5});
   });
-  const GgufFile f(path);
+  const formats::GgufFile f(path);
   EXPECT_EQ(f.require_string("general.architecture"), "test");
   EXPECT_EQ(f.require_int("k.u32"), 7);
-  EXPECT_EQ(f.find_kv("k.u32")->type, GgufType::UInt32);
+  EXPECT_EQ(f.find_kv("k.u32")->type, formats::GgufType::UInt32);
   EXPECT_EQ(f.require_int("k.i32"), -7);
   EXPECT_EQ(f.require_float("k.f32"), static_cast<double>(1e-6f));
   EXPECT_EQ(f.get_bool("k.bool"), true);
-  EXPECT_EQ(*f.get_array("k.strs", GgufType::String), nlohmann::json({"x", "", "z z"}));
-  EXPECT_EQ(*f.get_array("k.ints", GgufType::Int32), nlohmann::json({1, 2, 3}));
+  EXPECT_EQ(*f.get_array("k.strs", formats::GgufType::String), nlohmann::json({"x", "", "z z"}));
+  EXPECT_EQ(*f.get_array("k.ints", formats::GgufType::Int32), nlohmann::json({1, 2, 3}));
   ASSERT_EQ(f.tensors().size(), 3u);
   const std::vector<std::vector<std::int64_t>> shapes = {{3, 5}, {7}, {2, 64}};
   for (std::size_t i = 0; i < 3; ++i) {
@@ -390,7 +391,7 @@ TEST(Gguf, WriterOutputReadsBack) {
   // A fill that gives the wrong size leaves no file behind.
   const std::string bad = (dir / "bad.gguf").string();
   LS_EXPECT_ERROR(w.write(bad,
-                          [&](std::size_t, const ByteSink& sink) {
+                          [&](std::size_t, const convert::ByteSink& sink) {
                             sink({reinterpret_cast<const std::uint8_t*>(data[0].data()), 3});
                           }),
                   "was given 3 bytes, expected 60");
@@ -399,9 +400,9 @@ TEST(Gguf, WriterOutputReadsBack) {
 }
 
 TEST(Gguf, NotAFile) {
-  LS_EXPECT_ERROR(GgufFile{"/nonexistent/x.gguf"}, "/nonexistent/x.gguf: cannot open");
+  LS_EXPECT_ERROR(formats::GgufFile{"/nonexistent/x.gguf"}, "/nonexistent/x.gguf: cannot open");
   const std::string p = write_tmp("gguf_empty", "e.gguf", "");
-  LS_EXPECT_ERROR(GgufFile{p}, "not a GGUF file");
+  LS_EXPECT_ERROR(formats::GgufFile{p}, "not a GGUF file");
 }
 
 }  // namespace

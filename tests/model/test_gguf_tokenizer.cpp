@@ -1,4 +1,4 @@
-// The tokenizer a GGUF carries (engine::gguf_tokenizer: tokenizer.ggml.* -> TokenizerSpec) is the
+// The tokenizer a GGUF carries (tok::gguf_tokenizer: tokenizer.ggml.* -> TokenizerSpec) is the
 // same tokenizer as the Hugging Face tokenizer.json it was written from: the same ids for Hugging
 // Face's own test vectors (checked against the ids Hugging Face gives), for the 6,018-string
 // corpus of tests/tokenizer (also checked against the JavaScript oracle's ids), with and without
@@ -10,11 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/gguf_tokenizer.h"
-#include "model/gguf.h"
-#include "model/gguf_quantize.h"
-#include "model/synth.h"
+#include "convert/gguf_quantize.h"
+#include "convert/synth.h"
+#include "formats/gguf.h"
 #include "test_util.h"
+#include "tokenizer/gguf_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ls {
@@ -23,26 +23,26 @@ namespace {
 using Ids = std::vector<std::int32_t>;
 
 struct Pair {
-  Tokenizer hf, gguf;
+  tok::Tokenizer hf, gguf;
 };
 
 const Pair& tokenizers() {
   static const Pair p = [] {
     const auto root = test::scratch_dir("gguf_tokenizer");
-    SynthOptions o;
+    convert::SynthOptions o;
     o.shape = "tiny";
     o.dtype = DType::BF16;
     o.layers = 1;
     o.tokenizer_from = LS_QWEN_TOKENIZER_DIR;
     o.out_dir = (root / "m").string();
-    synthesize_model(o);
-    QuantizeOptions q;
+    convert::synthesize_model(o);
+    convert::QuantizeOptions q;
     q.model_dir = o.out_dir;
     q.type = DType::BF16;
     q.out = (root / "m.gguf").string();
-    quantize_to_gguf(q);
-    const GgufFile f(q.out);
-    return Pair{Tokenizer::load(o.out_dir + "/tokenizer.json"), engine::gguf_tokenizer(f)};
+    convert::quantize_to_gguf(q);
+    const formats::GgufFile f(q.out);
+    return Pair{tok::Tokenizer::load(o.out_dir + "/tokenizer.json"), tok::gguf_tokenizer(f)};
   }();
   return p;
 }

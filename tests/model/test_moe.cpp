@@ -12,13 +12,13 @@
 #include <map>
 #include <set>
 
+#include "convert/gguf_quantize.h"
+#include "convert/synth.h"
 #include "core/error.h"
 #include "forward_util.h"
 #include "model/config.h"
 #include "model/decoder.h"
-#include "model/gguf_quantize.h"
 #include "model/model.h"
-#include "model/synth.h"
 #include "test_util.h"
 
 namespace {
@@ -28,19 +28,20 @@ const std::string& moe_model(const std::string& shape) {
   auto it = dirs.find(shape);
   if (it != dirs.end()) return it->second;
   const auto d = ls::test::scratch_dir("moe_" + shape);
-  ls::SynthOptions o;
+  ls::convert::SynthOptions o;
   o.shape = shape;
   o.dtype = ls::DType::BF16;
   o.seed = 11;
   o.out_dir = d.string();
-  ls::synthesize_model(o);
+  ls::convert::synthesize_model(o);
   return dirs.emplace(shape, d.string()).first->second;
 }
 
 const std::vector<std::int32_t> kTokens = {151643, 9707, 11, 1879,   0, 151935,
                                            42,     42,   42, 100000, 7};
 
-std::vector<float> run(const ls::Model& m, int threads, std::int64_t chunk, bool incremental) {
+std::vector<float> run(const ls::model::Model& m, int threads, std::int64_t chunk,
+                       bool incremental) {
   return ls::test::feed_logits(m, kTokens, threads, chunk, incremental);
 }
 
@@ -49,7 +50,7 @@ using ls::test::same_bits;
 class Moe : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Moe, ChunkingDecodeAndThreadsDoNotChangeAnyBit) {
-  auto m = ls::Model::load(moe_model(GetParam()));
+  auto m = ls::model::Model::load(moe_model(GetParam()));
   ASSERT_GT(m->config().moe.num_experts, 0);
   const auto full = run(*m, 1, 64, false);
   EXPECT_EQ(full.size(), kTokens.size() * 151936);
@@ -62,7 +63,7 @@ TEST_P(Moe, ChunkingDecodeAndThreadsDoNotChangeAnyBit) {
 // Three sequences with different cached lengths and new-token counts in one call: each gets the
 // logits and the router choices it gets alone.
 TEST_P(Moe, RaggedBatchEqualsSingleSequencesBitForBit) {
-  auto m = ls::Model::load(moe_model(GetParam()));
+  auto m = ls::model::Model::load(moe_model(GetParam()));
   const auto& c = m->config();
   const auto V = static_cast<std::size_t>(c.vocab_size);
   const auto R = static_cast<std::size_t>(c.num_hidden_layers * c.moe.experts_per_token);
@@ -71,37 +72,40 @@ TEST_P(Moe, RaggedBatchEqualsSingleSequencesBitForBit) {
   const std::vector<bool> all = {false, true, false};
   for (int threads : {1, 2}) {
     ls::ThreadPool pool(threads);
-    ls::KvBlockPool blocks(c, ls::DType::F32, 3);
+    ls::model::KvBlockPool blocks(c, ls::DType::F32, 3);
     std::vector<float> scratch(V);
-    const auto feed_prefix = [&](ls::KVCache& cache, std::size_t i, ls::Activations& acts) {
+    const auto feed_prefix = [&](ls::model::KVCache& cache, std::size_t i,
+                                 ls::model::Activations& acts) {
       if (prefix[i].empty()) return;
-      const ls::SequenceInput in{&cache, prefix[i], false, scratch};
-      ls::forward(m->architecture(), c, m->weights(), {&in, 1}, acts, pool);
+      const ls::model::SequenceInput in{&cache, prefix[i], false, scratch};
+      ls::model::forward(m->architecture(), c, m->weights(), {&in, 1}, acts, pool);
     };
     std::vector<std::vector<float>> alone(3);
-    std::vector<std::vector<ls::ExpertRoute>> alone_routes(3, std::vector<ls::ExpertRoute>(R));
+    std::vector<std::vector<ls::model::ExpertRoute>> alone_routes(
+        3, std::vector<ls::model::ExpertRoute>(R));
     for (std::size_t i = 0; i < 3; ++i) {
-      ls::KVCache cache(blocks);
-      ls::Activations acts(c, 64);
+      ls::model::KVCache cache(blocks);
+      ls::model::Activations acts(c, 64);
       feed_prefix(cache, i, acts);
       alone[i].resize((all[i] ? fresh[i].size() : 1) * V);
-      ls::SequenceInput in{&cache, fresh[i], all[i], alone[i]};
+      ls::model::SequenceInput in{&cache, fresh[i], all[i], alone[i]};
       in.expert_routes = alone_routes[i];
-      ls::forward(m->architecture(), c, m->weights(), {&in, 1}, acts, pool);
+      ls::model::forward(m->architecture(), c, m->weights(), {&in, 1}, acts, pool);
     }
-    std::vector<ls::KVCache> caches;
+    std::vector<ls::model::KVCache> caches;
     for (int i = 0; i < 3; ++i) caches.emplace_back(blocks);
-    ls::Activations acts(c, 4);  // chunks of 4 rows: sequences split across chunks
+    ls::model::Activations acts(c, 4);  // chunks of 4 rows: sequences split across chunks
     for (std::size_t i = 0; i < 3; ++i) feed_prefix(caches[i], i, acts);
     std::vector<std::vector<float>> out(3);
-    std::vector<std::vector<ls::ExpertRoute>> routes(3, std::vector<ls::ExpertRoute>(R));
-    std::vector<ls::SequenceInput> batch;
+    std::vector<std::vector<ls::model::ExpertRoute>> routes(3,
+                                                            std::vector<ls::model::ExpertRoute>(R));
+    std::vector<ls::model::SequenceInput> batch;
     for (std::size_t i = 0; i < 3; ++i) {
       out[i].resize((all[i] ? fresh[i].size() : 1) * V);
       batch.push_back({&caches[i], fresh[i], all[i], out[i]});
       batch.back().expert_routes = routes[i];
     }
-    ls::forward(m->architecture(), c, m->weights(), batch, acts, pool);
+    ls::model::forward(m->architecture(), c, m->weights(), batch, acts, pool);
     for (std::size_t i = 0; i < 3; ++i) {
       EXPECT_TRUE(same_bits(alone[i], out[i])) << "sequence " << i << ", threads " << threads;
       for (std::size_t r = 0; r < R; ++r) {
@@ -115,23 +119,23 @@ TEST_P(Moe, RaggedBatchEqualsSingleSequencesBitForBit) {
 // Each layer's captured choice: experts_per_token distinct experts, best first, weights in
 // (0, 1] that sum to 1 when norm_topk_prob (qwen3-moe-tiny) and to less otherwise.
 TEST_P(Moe, RouterChoiceIsDistinctSortedAndNormalisedAsConfigured) {
-  auto m = ls::Model::load(moe_model(GetParam()));
+  auto m = ls::model::Model::load(moe_model(GetParam()));
   const auto& c = m->config();
   const auto K = static_cast<std::size_t>(c.moe.experts_per_token);
   ls::ThreadPool pool(1);
-  ls::KvBlockPool blocks(c, ls::DType::F32, 16);
-  ls::KVCache cache(blocks);
-  ls::Activations acts(c, 16);
+  ls::model::KvBlockPool blocks(c, ls::DType::F32, 16);
+  ls::model::KVCache cache(blocks);
+  ls::model::Activations acts(c, 16);
   std::vector<float> logits(static_cast<std::size_t>(c.vocab_size));
-  std::vector<ls::ExpertRoute> routes(static_cast<std::size_t>(c.num_hidden_layers) * K);
-  ls::SequenceInput in{&cache, kTokens, false, logits};
+  std::vector<ls::model::ExpertRoute> routes(static_cast<std::size_t>(c.num_hidden_layers) * K);
+  ls::model::SequenceInput in{&cache, kTokens, false, logits};
   in.expert_routes = routes;
-  ls::forward(m->architecture(), c, m->weights(), {&in, 1}, acts, pool);
+  ls::model::forward(m->architecture(), c, m->weights(), {&in, 1}, acts, pool);
   for (std::int64_t l = 0; l < c.num_hidden_layers; ++l) {
     std::set<int> seen;
     float sum = 0;
     for (std::size_t j = 0; j < K; ++j) {
-      const ls::ExpertRoute& r = routes[static_cast<std::size_t>(l) * K + j];
+      const ls::model::ExpertRoute& r = routes[static_cast<std::size_t>(l) * K + j];
       EXPECT_GE(r.expert, 0);
       EXPECT_LT(r.expert, c.moe.num_experts);
       EXPECT_GT(r.weight, 0.0f);
@@ -153,17 +157,17 @@ TEST_P(Moe, RouterChoiceIsDistinctSortedAndNormalisedAsConfigured) {
 // A Q8_0 GGUF: expert matrices are slices of one stacked tensor, interleaved by 8 rows at load
 // (repack) or read in place: the same bits either way.
 TEST_P(Moe, RepackedExpertSlicesGiveThePlainBits) {
-  if (!ls::gguf_can_write(ls::DType::Q8_0)) GTEST_SKIP() << "no quantization kernels";
+  if (!ls::convert::gguf_can_write(ls::DType::Q8_0)) GTEST_SKIP() << "no quantization kernels";
   const auto d = ls::test::scratch_dir(std::string("moe_q8_") + GetParam());
-  ls::QuantizeOptions q;
+  ls::convert::QuantizeOptions q;
   q.model_dir = moe_model(GetParam());
   q.type = ls::DType::Q8_0;
   q.out = (d / "m.gguf").string();
-  ls::quantize_to_gguf(q);
-  ls::LoadOptions plain;
+  ls::convert::quantize_to_gguf(q);
+  ls::model::LoadOptions plain;
   plain.repack = false;
-  auto a = ls::Model::load(q.out);
-  auto b = ls::Model::load(q.out, plain);
+  auto a = ls::model::Model::load(q.out);
+  auto b = ls::model::Model::load(q.out, plain);
   EXPECT_GT(a->repacked_bytes(), 0u);
   EXPECT_EQ(b->repacked_bytes(), 0u);
   EXPECT_TRUE(same_bits(run(*a, 2, 64, false), run(*b, 2, 64, false)));
@@ -172,17 +176,17 @@ TEST_P(Moe, RepackedExpertSlicesGiveThePlainBits) {
 
 // quantize converts rows on several threads: the file is the same bytes for any count.
 TEST_P(Moe, QuantizeWritesTheSameBytesOnAnyThreadCount) {
-  if (!ls::gguf_can_write(ls::DType::Q4_K)) GTEST_SKIP() << "no quantization kernels";
+  if (!ls::convert::gguf_can_write(ls::DType::Q4_K)) GTEST_SKIP() << "no quantization kernels";
   const auto d = ls::test::scratch_dir(std::string("moe_threads_") + GetParam());
   std::string bytes[2];
   for (int threads : {1, 2}) {
-    ls::QuantizeOptions q;
+    ls::convert::QuantizeOptions q;
     q.model_dir = moe_model(GetParam());
     q.type = ls::DType::Q4_K;
-    q.mix = ls::QuantMix::Q4_K_M;
+    q.mix = ls::convert::QuantMix::Q4_K_M;
     q.threads = threads;
     q.out = (d / ("m" + std::to_string(threads) + ".gguf")).string();
-    ls::quantize_to_gguf(q);
+    ls::convert::quantize_to_gguf(q);
     bytes[threads - 1] = ls::test::read_file(q.out);
   }
   EXPECT_GT(bytes[0].size(), 1000000u);
@@ -210,7 +214,7 @@ nlohmann::json moe_config(const char* model_type) {
 
 std::string error_of(const nlohmann::json& j) {
   try {
-    ls::parse_model_config(j, "config.json");
+    ls::model::parse_model_config(j, "config.json");
   } catch (const ls::Error& e) {
     return e.what();
   }
@@ -222,14 +226,15 @@ TEST(MoeConfig, ReadsTheLayoutAndNamesBadFields) {
   j["decoder_sparse_step"] = 2;
   j["mlp_only_layers"] = {1};
   j["num_hidden_layers"] = 4;
-  const ls::ModelConfig c = ls::parse_model_config(j, "config.json");
+  const ls::model::ModelConfig c = ls::model::parse_model_config(j, "config.json");
   EXPECT_FALSE(c.sparse_layer(0));  // off the step-2 grid
   EXPECT_FALSE(c.sparse_layer(1));  // in mlp_only_layers
   EXPECT_FALSE(c.sparse_layer(2));
   EXPECT_TRUE(c.sparse_layer(3));
   EXPECT_FALSE(c.moe.norm_topk_prob) << "transformers' default";
   EXPECT_EQ(c.moe.shared_intermediate, 0) << "qwen3_moe has no shared expert";
-  EXPECT_EQ(ls::parse_model_config(moe_config("qwen2_moe"), "c").moe.shared_intermediate, 64);
+  EXPECT_EQ(ls::model::parse_model_config(moe_config("qwen2_moe"), "c").moe.shared_intermediate,
+            64);
 
   const auto expect_error = [](nlohmann::json bad, const char* needle) {
     const std::string e = error_of(bad);

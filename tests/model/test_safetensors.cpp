@@ -4,10 +4,10 @@
 
 #include <cstring>
 
+#include "convert/safetensors_writer.h"
 #include "core/error.h"
-#include "model/safetensors.h"
-#include "model/safetensors_writer.h"
-#include "model/tensor_store.h"
+#include "formats/safetensors.h"
+#include "formats/tensor_store.h"
 #include "test_util.h"
 
 namespace {
@@ -23,22 +23,24 @@ std::string file_with_header(const std::string& header, std::size_t data_bytes) 
   return out + header + std::string(data_bytes, '\x01');
 }
 
-ls::SafetensorsFile open_bytes(const std::string& bytes) {
+ls::formats::SafetensorsFile open_bytes(const std::string& bytes) {
   const auto p = scratch_dir("st") / "x.safetensors";
   write_file(p, bytes);
-  return ls::SafetensorsFile(p.string());
+  return ls::formats::SafetensorsFile(p.string());
 }
 
 TEST(Safetensors, ReadsWhatTheWriterWrites) {
   const auto p = scratch_dir("st_ok") / "m.safetensors";
-  std::vector<ls::TensorSpec> specs = {{"a", ls::DType::F32, {2, 3}}, {"b", ls::DType::BF16, {4}}};
-  ls::write_safetensors(p.string(), specs, [&](std::size_t i, const ls::ByteSink& sink) {
-    std::vector<std::uint8_t> bytes(specs[i].nbytes());
-    for (std::size_t k = 0; k < bytes.size(); ++k)
-      bytes[k] = static_cast<std::uint8_t>(i * 100 + k);
-    sink(bytes);
-  });
-  ls::SafetensorsFile f(p.string());
+  std::vector<ls::convert::TensorSpec> specs = {{"a", ls::DType::F32, {2, 3}},
+                                                {"b", ls::DType::BF16, {4}}};
+  ls::convert::write_safetensors(p.string(), specs,
+                                 [&](std::size_t i, const ls::convert::ByteSink& sink) {
+                                   std::vector<std::uint8_t> bytes(specs[i].nbytes());
+                                   for (std::size_t k = 0; k < bytes.size(); ++k)
+                                     bytes[k] = static_cast<std::uint8_t>(i * 100 + k);
+                                   sink(bytes);
+                                 });
+  ls::formats::SafetensorsFile f(p.string());
   ASSERT_EQ(f.tensors().size(), 2u);
   const auto* a = f.find("a");
   const auto* b = f.find("b");
@@ -95,57 +97,60 @@ TEST(Safetensors, RejectsMalformedFiles) {
       open_bytes(file_with_header(
           R"({"t":{"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]}})", 0)),
       "too large");
-  LS_EXPECT_ERROR(ls::SafetensorsFile("/nonexistent/x.safetensors"),
+  LS_EXPECT_ERROR(ls::formats::SafetensorsFile("/nonexistent/x.safetensors"),
                   "/nonexistent/x.safetensors: cannot open");
 }
 
 TEST(Safetensors, EveryTruncationOfAValidFileIsAnError) {
   const auto dir = scratch_dir("st_trunc");
   const auto p = dir / "m.safetensors";
-  std::vector<ls::TensorSpec> specs = {{"a", ls::DType::F16, {3, 5}}, {"b", ls::DType::F32, {7}}};
-  ls::write_safetensors(p.string(), specs, [&](std::size_t i, const ls::ByteSink& sink) {
-    sink(std::vector<std::uint8_t>(specs[i].nbytes(), 3));
-  });
+  std::vector<ls::convert::TensorSpec> specs = {{"a", ls::DType::F16, {3, 5}},
+                                                {"b", ls::DType::F32, {7}}};
+  ls::convert::write_safetensors(p.string(), specs,
+                                 [&](std::size_t i, const ls::convert::ByteSink& sink) {
+                                   sink(std::vector<std::uint8_t>(specs[i].nbytes(), 3));
+                                 });
   const std::string full = ls::test::read_file(p);
   for (std::size_t len = 0; len < full.size(); ++len) {
     write_file(dir / "t.safetensors", full.substr(0, len));
-    EXPECT_THROW(ls::SafetensorsFile((dir / "t.safetensors").string()), ls::Error) << len;
+    EXPECT_THROW(ls::formats::SafetensorsFile((dir / "t.safetensors").string()), ls::Error) << len;
   }
 }
 
 TEST(TensorStore, ShardedDirectoryWithIndex) {
   const auto dir = scratch_dir("st_shards");
   auto write = [&](const char* file, const char* name) {
-    std::vector<ls::TensorSpec> specs = {{name, ls::DType::F32, {2}}};
-    ls::write_safetensors((dir / file).string(), specs, [&](std::size_t, const ls::ByteSink& sink) {
-      sink(std::vector<std::uint8_t>(8, 0));
-    });
+    std::vector<ls::convert::TensorSpec> specs = {{name, ls::DType::F32, {2}}};
+    ls::convert::write_safetensors((dir / file).string(), specs,
+                                   [&](std::size_t, const ls::convert::ByteSink& sink) {
+                                     sink(std::vector<std::uint8_t>(8, 0));
+                                   });
   };
   write("model-00001-of-00002.safetensors", "x");
   write("model-00002-of-00002.safetensors", "y");
   write_file(
       dir / "model.safetensors.index.json",
       R"({"metadata":{},"weight_map":{"x":"model-00001-of-00002.safetensors","y":"model-00002-of-00002.safetensors"}})");
-  auto store = ls::TensorStore::open_hf_dir(dir.string());
+  auto store = ls::formats::TensorStore::open_hf_dir(dir.string());
   EXPECT_NE(store.find("x"), nullptr);
   EXPECT_NE(store.find("y"), nullptr);
   EXPECT_EQ(store.total_bytes(), 16u);
   write_file(
       dir / "model.safetensors.index.json",
       R"({"weight_map":{"x":"model-00001-of-00002.safetensors","z":"model-00002-of-00002.safetensors"}})");
-  LS_EXPECT_ERROR(ls::TensorStore::open_hf_dir(dir.string()), "tensor 'z'");
+  LS_EXPECT_ERROR(ls::formats::TensorStore::open_hf_dir(dir.string()), "tensor 'z'");
   // A shard the index lists but the folder lacks is named, with the index and the count.
   write_file(
       dir / "model.safetensors.index.json",
       R"({"weight_map":{"x":"model-00001-of-00002.safetensors","w":"model-00003-of-00003.safetensors"}})");
   LS_EXPECT_ERROR(
-      ls::TensorStore::open_hf_dir(dir.string()),
+      ls::formats::TensorStore::open_hf_dir(dir.string()),
       "'model-00003-of-00003.safetensors' is listed in model.safetensors.index.json but "
       "is not in the folder (1 of 2 shards missing)");
   write_file(dir / "model.safetensors.index.json", R"({"weight_map":{"x":"../etc/passwd"}})");
-  LS_EXPECT_ERROR(ls::TensorStore::open_hf_dir(dir.string()),
+  LS_EXPECT_ERROR(ls::formats::TensorStore::open_hf_dir(dir.string()),
                   "must be a file in the model directory");
-  LS_EXPECT_ERROR(ls::TensorStore::open_hf_dir(scratch_dir("st_empty").string()),
+  LS_EXPECT_ERROR(ls::formats::TensorStore::open_hf_dir(scratch_dir("st_empty").string()),
                   "no model.safetensors or model.safetensors.index.json");
 }
 

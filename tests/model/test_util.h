@@ -9,7 +9,7 @@
 #include <system_error>
 #include <vector>
 
-#include "model/synth.h"
+#include "convert/synth.h"
 
 namespace ls::test {
 
@@ -42,12 +42,12 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
 // in a fresh scratch directory; returns the directory.
 inline std::string synth_tiny(const std::string& name, DType dtype, std::uint64_t seed) {
   const auto d = scratch_dir(name);
-  SynthOptions o;
+  convert::SynthOptions o;
   o.shape = "tiny";
   o.dtype = dtype;
   o.seed = seed;
   o.out_dir = d.string();
-  synthesize_model(o);
+  convert::synthesize_model(o);
   return d.string();
 }
 

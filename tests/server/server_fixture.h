@@ -44,13 +44,13 @@ class ServerFixture : public ::testing::Test {
   static void SetUpTestSuite() {
     // The scratch directory's name carries the process id: suites never share one.
     const auto d = ls::test::scratch_dir(std::string("server_") + Spec::name);
-    SynthOptions o;
+    convert::SynthOptions o;
     o.shape = Spec::shape;
     o.dtype = DType::BF16;
     o.seed = Spec::seed;
     o.tokenizer_from = LS_QWEN_TOKENIZER_DIR;
     o.out_dir = (d / Spec::name).string();
-    synthesize_model(o);
+    convert::synthesize_model(o);
     model_ = new engine::LoadedModel(engine::LoadedModel::open(o.out_dir));
   }
   static void TearDownTestSuite() {

@@ -13,9 +13,9 @@
 namespace ls::server {
 namespace {
 
-const Model& tiny() {
-  static const std::unique_ptr<Model> m =
-      Model::load(test::synth_tiny("prefix_tiny", DType::F32, 5));
+const model::Model& tiny() {
+  static const std::unique_ptr<model::Model> m =
+      model::Model::load(test::synth_tiny("prefix_tiny", DType::F32, 5));
   return *m;
 }
 

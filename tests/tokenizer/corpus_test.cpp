@@ -30,9 +30,9 @@ struct Case {
   std::string nfc;
 };
 
-const ls::Tokenizer& qwen() {
-  static const ls::Tokenizer tok =
-      ls::Tokenizer::load(std::string(LS_QWEN_TOKENIZER_DIR) + "/tokenizer.json");
+const ls::tok::Tokenizer& qwen() {
+  static const ls::tok::Tokenizer tok =
+      ls::tok::Tokenizer::load(std::string(LS_QWEN_TOKENIZER_DIR) + "/tokenizer.json");
   return tok;
 }
 
@@ -121,13 +121,13 @@ TEST(TokenizerCorpus, DecodeOfEncodeIsNfc) {
 
 TEST(TokenizerCorpus, StreamingNeverEmitsInvalidUtf8) {
   std::size_t prefixes = 0, invalid = 0, wrong = 0;
-  ls::StreamDecoder whole(qwen());  // the whole corpus as one stream
+  ls::tok::StreamDecoder whole(qwen());  // the whole corpus as one stream
   std::string whole_out, whole_want;
   for (const Case& c : corpus()) {
     const Ids ids = qwen().encode(c.text);
     const std::string want = qwen().decode(ids);
     whole_want += want;
-    ls::StreamDecoder d(qwen());
+    ls::tok::StreamDecoder d(qwen());
     std::string out;
     const std::size_t step = ids.size() <= 400 ? 1 : 37;  // decode() of every prefix is O(n^2)
     for (std::size_t k = 0; k < ids.size(); ++k) {
@@ -143,7 +143,7 @@ TEST(TokenizerCorpus, StreamingNeverEmitsInvalidUtf8) {
       whole_out += wpiece;
       if (k % step == 0 || k + 1 == ids.size()) {
         // What was emitted plus the held-back tail (as flush would give it) is decode(prefix).
-        ls::StreamDecoder copy = d;
+        ls::tok::StreamDecoder copy = d;
         const std::string prefix_text = out + copy.flush();
         const std::string prefix_want =
             qwen().decode(std::span<const std::int32_t>(ids.data(), k + 1));

@@ -27,19 +27,19 @@ std::string byte_token(int b) {
   return s;
 }
 
-ls::TokenizerSpec tiny_spec() {
-  ls::TokenizerSpec spec;
+ls::tok::TokenizerSpec tiny_spec() {
+  ls::tok::TokenizerSpec spec;
   spec.nfc = true;
   for (int b = 0; b < 256; ++b) spec.vocab.push_back({byte_token(b), b});
   spec.vocab.push_back({"ab", 256});
   spec.vocab.push_back({"abc", 257});
   spec.vocab.push_back({"\u0120a", 258});  // "Ġa": " a"
   spec.merges = {{"a", "b"}, {"ab", "c"}, {"\u0120", "a"}};
-  ls::TokenizerSpec::AddedToken end;
+  ls::tok::TokenizerSpec::AddedToken end;
   end.id = 300;
   end.content = "<|end|>";
   end.special = true;
-  ls::TokenizerSpec::AddedToken word;
+  ls::tok::TokenizerSpec::AddedToken word;
   word.id = 301;
   word.content = "<w>";
   word.single_word = true;
@@ -47,9 +47,9 @@ ls::TokenizerSpec tiny_spec() {
   return spec;
 }
 
-void expect_error(const ls::TokenizerSpec& spec, const std::string& message) {
+void expect_error(const ls::tok::TokenizerSpec& spec, const std::string& message) {
   try {
-    ls::Tokenizer::from_spec(spec, "tiny.spec");
+    ls::tok::Tokenizer::from_spec(spec, "tiny.spec");
     ADD_FAILURE() << "no error; expected: " << message;
   } catch (const ls::Error& e) {
     EXPECT_EQ(std::string(e.what()), message);
@@ -57,7 +57,7 @@ void expect_error(const ls::TokenizerSpec& spec, const std::string& message) {
 }
 
 TEST(TokenizerSpec, HandBuiltSpecEncodes) {
-  const ls::Tokenizer t = ls::Tokenizer::from_spec(tiny_spec(), "tiny.spec");
+  const ls::tok::Tokenizer t = ls::tok::Tokenizer::from_spec(tiny_spec(), "tiny.spec");
   EXPECT_EQ(t.source(), "tiny.spec");
   EXPECT_EQ(t.size(), 302);
   EXPECT_EQ(t.encode("abc"), (Ids{257}));
@@ -78,15 +78,15 @@ TEST(TokenizerSpec, HandBuiltSpecEncodes) {
 }
 
 TEST(TokenizerSpec, IgnoreMerges) {
-  ls::TokenizerSpec spec = tiny_spec();
+  ls::tok::TokenizerSpec spec = tiny_spec();
   spec.vocab.push_back({"abcabc", 259});  // in the vocabulary, but no merge builds it
-  EXPECT_EQ(ls::Tokenizer::from_spec(spec, "s").encode("abcabc"), (Ids{257, 257}));
+  EXPECT_EQ(ls::tok::Tokenizer::from_spec(spec, "s").encode("abcabc"), (Ids{257, 257}));
   spec.ignore_merges = true;
-  EXPECT_EQ(ls::Tokenizer::from_spec(spec, "s").encode("abcabc"), (Ids{259}));
+  EXPECT_EQ(ls::tok::Tokenizer::from_spec(spec, "s").encode("abcabc"), (Ids{259}));
 }
 
 TEST(TokenizerSpec, BadSpecsAreErrorsNamingTheField) {
-  ls::TokenizerSpec s = tiny_spec();
+  ls::tok::TokenizerSpec s = tiny_spec();
   s.merges.push_back({"b", "c"});  // "bc" itself is not a token
   expect_error(s, "tiny.spec: model.merges[3]: token \"bc\" is not in model.vocab");
   s = tiny_spec();

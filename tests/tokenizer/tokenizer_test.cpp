@@ -26,8 +26,8 @@ using Ids = std::vector<std::int32_t>;
 
 const std::string kQwenJson = std::string(LS_QWEN_TOKENIZER_DIR) + "/tokenizer.json";
 
-const ls::Tokenizer& qwen() {
-  static const ls::Tokenizer tok = ls::Tokenizer::load(kQwenJson);
+const ls::tok::Tokenizer& qwen() {
+  static const ls::tok::Tokenizer tok = ls::tok::Tokenizer::load(kQwenJson);
   return tok;
 }
 
@@ -179,7 +179,7 @@ TEST(Tokenizer, DecodeReplacesIllFormedBytes) {
 }
 
 TEST(Tokenizer, IsCopyableAndSharable) {
-  ls::Tokenizer copy = qwen();
+  ls::tok::Tokenizer copy = qwen();
   EXPECT_EQ(copy.encode("Hello world"), (Ids{9707, 1879}));
   EXPECT_EQ(copy.source(), kQwenJson);
 }
@@ -190,7 +190,7 @@ TEST(StreamDecoder, HoldsBackPartialCharacters) {
   const auto& t = qwen();
   const Ids bytes = {*t.token_to_id("ð"), *t.token_to_id("Ł"), *t.token_to_id("ĺ"),
                      *t.token_to_id("Ģ")};  // F0 9F 98 80 = 😀
-  ls::StreamDecoder d(t);
+  ls::tok::StreamDecoder d(t);
   EXPECT_EQ(d.push(bytes[0]), "");
   EXPECT_EQ(d.push(bytes[1]), "");
   EXPECT_EQ(d.push(bytes[2]), "");
@@ -202,7 +202,7 @@ TEST(StreamDecoder, HoldsBackPartialCharacters) {
 
 TEST(StreamDecoder, FlushReplacesAnIncompleteTail) {
   const auto& t = qwen();
-  ls::StreamDecoder d(t);
+  ls::tok::StreamDecoder d(t);
   EXPECT_EQ(d.push(9707), "Hello");
   EXPECT_EQ(d.push(3490), "");  // E4 B8: the first two bytes of 中
   EXPECT_EQ(d.flush(), "\xEF\xBF\xBD");
@@ -211,7 +211,7 @@ TEST(StreamDecoder, FlushReplacesAnIncompleteTail) {
 
 TEST(StreamDecoder, ReplacesInvalidBytesAsSoonAsTheyAreInvalid) {
   const auto& t = qwen();
-  ls::StreamDecoder d(t);
+  ls::tok::StreamDecoder d(t);
   EXPECT_EQ(d.push(*t.token_to_id("ä")), "");
   EXPECT_EQ(d.push(*t.token_to_id("A")),
             "\xEF\xBF\xBD"
@@ -221,12 +221,12 @@ TEST(StreamDecoder, ReplacesInvalidBytesAsSoonAsTheyAreInvalid) {
 
 TEST(StreamDecoder, SkipSpecialAndIdsWithoutText) {
   const auto& t = qwen();
-  ls::StreamDecoder d(t, true);
+  ls::tok::StreamDecoder d(t, true);
   EXPECT_EQ(d.push(151644), "");
   EXPECT_EQ(d.push(872), "user");
   EXPECT_EQ(d.push(151700), "");
   EXPECT_EQ(d.push(151657), "<tool_call>");
-  ls::StreamDecoder keep(t);
+  ls::tok::StreamDecoder keep(t);
   EXPECT_EQ(keep.push(151644), "<|im_start|>");
 }
 
@@ -258,7 +258,7 @@ TEST(StreamDecoder, RandomIdSequencesMatchDecode) {
       }
     }
     for (bool skip : {false, true}) {
-      ls::StreamDecoder d(t, skip);
+      ls::tok::StreamDecoder d(t, skip);
       std::string all;
       for (std::int32_t id : ids) {
         const std::string piece = d.push(id);
@@ -591,8 +591,8 @@ json tiny_tokenizer_for_json_test() {
   return tiny_tokenizer();
 }
 
-ls::Tokenizer tiny(const json& j = tiny_tokenizer()) {
-  return ls::Tokenizer::from_json(j.dump(), "tiny.json");
+ls::tok::Tokenizer tiny(const json& j = tiny_tokenizer()) {
+  return ls::tok::Tokenizer::from_json(j.dump(), "tiny.json");
 }
 
 TEST(TinyTokenizer, MergesAndSize) {
@@ -637,7 +637,7 @@ TEST(TinyTokenizer, IgnoreMerges) {
 
 void expect_error(const json& j, const std::string& field) {
   try {
-    ls::Tokenizer::from_json(j.dump(), "tiny.json");
+    ls::tok::Tokenizer::from_json(j.dump(), "tiny.json");
     ADD_FAILURE() << "no error for " << field;
   } catch (const ls::Error& e) {
     const std::string msg = e.what();
@@ -725,8 +725,8 @@ TEST(TinyTokenizer, UnsupportedFeaturesAreErrorsNamingTheField) {
 
 TEST(TinyTokenizer, EscapedJsonLoadsTheSame) {
   const json j = tiny_tokenizer();
-  const auto a = ls::Tokenizer::from_json(j.dump(), "raw.json");
-  const auto b = ls::Tokenizer::from_json(j.dump(1, '\t', true), "escaped.json");
+  const auto a = ls::tok::Tokenizer::from_json(j.dump(), "raw.json");
+  const auto b = ls::tok::Tokenizer::from_json(j.dump(1, '\t', true), "escaped.json");
   for (const std::string text :
        {"abc ab a", "x  <L>y", "e\u0301te\u0301 <s><s>", "\u4e2d\u00e9\U0001F600"}) {
     EXPECT_EQ(a.encode(text), b.encode(text)) << text;
@@ -735,14 +735,14 @@ TEST(TinyTokenizer, EscapedJsonLoadsTheSame) {
 }
 
 TEST(TinyTokenizer, BadFiles) {
-  EXPECT_THROW(ls::Tokenizer::from_json("{not json", "bad.json"), ls::Error);
+  EXPECT_THROW(ls::tok::Tokenizer::from_json("{not json", "bad.json"), ls::Error);
   try {
-    ls::Tokenizer::from_json("{not json", "bad.json");
+    ls::tok::Tokenizer::from_json("{not json", "bad.json");
   } catch (const ls::Error& e) {
     EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos);
   }
   try {
-    ls::Tokenizer::load("/nonexistent/dir/tokenizer.json");
+    ls::tok::Tokenizer::load("/nonexistent/dir/tokenizer.json");
     ADD_FAILURE();
   } catch (const ls::Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/tokenizer.json"), std::string::npos)
