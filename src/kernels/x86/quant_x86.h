@@ -195,7 +195,7 @@ LS_AVX2 inline void k_rows8_block(const std::uint8_t* w0, std::size_t w_stride,
 }
 
 // Runs a row-group tile over the whole groups of 8 rows of [0, n_rows) for n_tok activation rows,
-// kMaxTok tokens per call (tiles[nt - 1] takes nt). Decode does not come here (tile_simd).
+// kMaxTok tokens per call (tiles[nt - 1] takes nt). Decode does not come here (quant.cpp's tile_simd).
 // Returns the number of rows done (n_rows / 8 * 8); the caller does the rest.
 using RowGroupTile = void (*)(const std::uint8_t* w, std::size_t w_stride,
                               const std::uint8_t* const* xrows, std::size_t nb, float* out,
