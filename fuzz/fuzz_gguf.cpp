@@ -1,4 +1,4 @@
-// Fuzz target: the GGUF reader (src/model/gguf.*) and what is built from its metadata: each
+// Fuzz target: the GGUF reader (src/formats/gguf.*) and what is built from its metadata: each
 // input is a GGUF file (through an in-memory file), opened with arrays kept and skipped (both
 // must accept or both refuse it), every key read through each typed getter, then the config
 // (gguf_metadata), the tokenizer (tok::gguf_tokenizer, which encodes a text), the chat

@@ -1,4 +1,4 @@
-// Fuzz target: the safetensors reader (src/model/safetensors.*). Each input is the bytes of a
+// Fuzz target: the safetensors reader (src/formats/safetensors.*). Each input is the bytes of a
 // .safetensors file (an 8-byte header length, the JSON header, the data), given to
 // SafetensorsFile through an in-memory file. It must open, with every tensor's bytes inside
 // the file, disjoint and of the size its dtype and shape give, or throw ls::Error; a crash, a
