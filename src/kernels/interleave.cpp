@@ -104,6 +104,7 @@ void dot_k_groups(DType type, const std::uint8_t* w, int n_groups, const std::ui
                   std::size_t x_stride, int n_tok, std::size_t n, float* out,
                   std::size_t row_stride, std::size_t tok_stride) {
   const std::size_t nb = n / 256, group_bytes = kInterleave * nb * dtype_block_bytes(type);
+  const quant_detail::GroupTileFn group_tile = quant_detail::find_quant_traits(type)->group_avx512;
   constexpr int kGroupBlock = 8, kTok = 8;
   for (int g0 = 0; g0 < n_groups; g0 += kGroupBlock) {
     const int g1 = std::min(n_groups, g0 + kGroupBlock);
@@ -118,11 +119,7 @@ void dot_k_groups(DType type, const std::uint8_t* w, int n_groups, const std::ui
         const bool direct = nt == 1;
         float* dst = direct ? o : buf;
         const std::size_t dst_stride = direct ? row_stride : kTok;
-        if (type == DType::Q6_K)
-          quant_detail::group_q6_k_avx512(group, xrows, nt, nb, dst, dst_stride);
-        else
-          quant_detail::group_q45_k_avx512(type == DType::Q5_K, group, xrows, nt, nb, dst,
-                                           dst_stride);
+        group_tile(group, xrows, nt, nb, dst, dst_stride);
         if (!direct)
           for (int l = 0; l < kInterleave; ++l)
             for (int t = 0; t < nt; ++t) o[l * row_stride + t * tok_stride] = buf[l * kTok + t];

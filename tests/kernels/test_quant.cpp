@@ -64,6 +64,9 @@ TEST(QuantTraits, OneWholeRowPerBlockTypeOfCore) {
       EXPECT_NE(q->dot_ref, nullptr) << ls::dtype_name(t);
       EXPECT_NE(q->tile_avx2, nullptr) << ls::dtype_name(t);
     }
+    EXPECT_EQ(q->group_avx512 != nullptr,
+              q->interleaving == k::quant_detail::Interleaving::kWholeBlocks)
+        << ls::dtype_name(t);
   }
 }
 

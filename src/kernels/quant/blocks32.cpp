@@ -190,11 +190,12 @@ void quantize_iq4_nl(const float* x, std::uint8_t* out) {
 }
 
 // value = d * level (Q5_0, IQ4_NL), d * level + m (Q4_1, Q5_1): one float product, one sum.
-void dequantize_levels_block(DType t, const std::uint8_t* in, float* y) {
+template <DType kType>
+void dequantize_levels_block(const std::uint8_t* in, float* y) {
   int q[32];
-  blocks32_levels(t, in, q);
+  blocks32_levels<kType>(in, q);
   const float d = f16_to_f32(u16_at(in));
-  if (t == DType::Q5_1 || t == DType::Q4_1) {
+  if (kType == DType::Q5_1 || kType == DType::Q4_1) {
     const float m = f16_to_f32(u16_at(in + 2));
     for (int e = 0; e < 32; ++e) y[e] = static_cast<float>(q[e]) * d + m;
   } else {
@@ -204,28 +205,28 @@ void dequantize_levels_block(DType t, const std::uint8_t* in, float* y) {
 
 }  // namespace
 
-void blocks32_levels(DType t, const std::uint8_t* b, int q[32]) {
-  switch (t) {
-    case DType::Q5_0:
-      nibbles(b + 6, q);
-      add_fifth_bits(u32_at(b + 2), q);
-      for (int e = 0; e < 32; ++e) q[e] -= 16;
-      return;
-    case DType::Q5_1:
-      nibbles(b + 8, q);
-      add_fifth_bits(u32_at(b + 4), q);
-      return;
-    case DType::Q4_1:
-      nibbles(b + 4, q);
-      return;
-    case DType::IQ4_NL:
-      nibbles(b + 2, q);
-      for (int e = 0; e < 32; ++e) q[e] = kIq4nlValues[q[e]];
-      return;
-    default:
-      fail("blocks32_levels: expected Q5_0, Q5_1, Q4_1 or IQ4_NL, got {}", dtype_name(t));
+template <DType kType>
+void blocks32_levels(const std::uint8_t* b, int q[32]) {
+  static_assert(kType == DType::Q5_0 || kType == DType::Q5_1 || kType == DType::Q4_1 ||
+                kType == DType::IQ4_NL);
+  if constexpr (kType == DType::Q5_0) {
+    nibbles(b + 6, q);
+    add_fifth_bits(u32_at(b + 2), q);
+    for (int e = 0; e < 32; ++e) q[e] -= 16;
+  } else if constexpr (kType == DType::Q5_1) {
+    nibbles(b + 8, q);
+    add_fifth_bits(u32_at(b + 4), q);
+  } else if constexpr (kType == DType::Q4_1) {
+    nibbles(b + 4, q);
+  } else {
+    nibbles(b + 2, q);
+    for (int e = 0; e < 32; ++e) q[e] = kIq4nlValues[q[e]];
   }
 }
+template void blocks32_levels<DType::Q4_1>(const std::uint8_t* b, int q[32]);
+template void blocks32_levels<DType::Q5_0>(const std::uint8_t* b, int q[32]);
+template void blocks32_levels<DType::Q5_1>(const std::uint8_t* b, int q[32]);
+template void blocks32_levels<DType::IQ4_NL>(const std::uint8_t* b, int q[32]);
 
 // ---- Rows -------------------------------------------------------------------------------------
 
@@ -273,7 +274,7 @@ void quantize_row_q4_1(const float* x, std::uint8_t* out, std::size_t nb) {
 
 void dequantize_row_q4_1(const std::uint8_t* in, float* y, std::size_t nb) {
   for (std::size_t b = 0; b < nb; ++b)
-    dequantize_levels_block(DType::Q4_1, in + b * sizeof(BlockQ4_1), y + 32 * b);
+    dequantize_levels_block<DType::Q4_1>(in + b * sizeof(BlockQ4_1), y + 32 * b);
 }
 
 void quantize_row_q5_0(const float* x, std::uint8_t* out, std::size_t nb) {
@@ -282,7 +283,7 @@ void quantize_row_q5_0(const float* x, std::uint8_t* out, std::size_t nb) {
 
 void dequantize_row_q5_0(const std::uint8_t* in, float* y, std::size_t nb) {
   for (std::size_t b = 0; b < nb; ++b)
-    dequantize_levels_block(DType::Q5_0, in + b * sizeof(BlockQ5_0), y + 32 * b);
+    dequantize_levels_block<DType::Q5_0>(in + b * sizeof(BlockQ5_0), y + 32 * b);
 }
 
 void quantize_row_q5_1(const float* x, std::uint8_t* out, std::size_t nb) {
@@ -292,7 +293,7 @@ void quantize_row_q5_1(const float* x, std::uint8_t* out, std::size_t nb) {
 
 void dequantize_row_q5_1(const std::uint8_t* in, float* y, std::size_t nb) {
   for (std::size_t b = 0; b < nb; ++b)
-    dequantize_levels_block(DType::Q5_1, in + b * sizeof(BlockQ5_1), y + 32 * b);
+    dequantize_levels_block<DType::Q5_1>(in + b * sizeof(BlockQ5_1), y + 32 * b);
 }
 
 void quantize_row_iq4_nl(const float* x, std::uint8_t* out, std::size_t nb) {
@@ -301,7 +302,7 @@ void quantize_row_iq4_nl(const float* x, std::uint8_t* out, std::size_t nb) {
 
 void dequantize_row_iq4_nl(const std::uint8_t* in, float* y, std::size_t nb) {
   for (std::size_t b = 0; b < nb; ++b)
-    dequantize_levels_block(DType::IQ4_NL, in + b * sizeof(BlockIQ4_NL), y + 32 * b);
+    dequantize_levels_block<DType::IQ4_NL>(in + b * sizeof(BlockIQ4_NL), y + 32 * b);
 }
 
 }  // namespace ls::kernels::quant_detail

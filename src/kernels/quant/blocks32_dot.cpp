@@ -25,8 +25,9 @@ float f16_field(const std::uint8_t* p) {
   return f16_to_f32(h);
 }
 
-bool has_min(DType t) {
-  return t == DType::Q5_1 || t == DType::Q4_1;
+template <DType kType>
+constexpr bool has_min() {
+  return kType == DType::Q5_1 || kType == DType::Q4_1;
 }
 
 // ---- The chunked model: Q8_0, Q4_0 ---------------------------------------------------------
@@ -79,9 +80,10 @@ double dot_chunked_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_
 // ---- The levels model: Q4_1, Q5_0, Q5_1, IQ4_NL ----------------------------------------------
 
 // Exact integer sums of one 32-element block pair: s = sum qw * qx, t = sum qx.
-void block_sums_32(DType t, const std::uint8_t* w, const std::uint8_t* x, int* s, int* tx) {
+template <DType kType>
+void block_sums_32(const std::uint8_t* w, const std::uint8_t* x, int* s, int* tx) {
   int q[32];
-  blocks32_levels(t, w, q);
+  blocks32_levels<kType>(w, q);
   const auto* qx = reinterpret_cast<const std::int8_t*>(x + 2);
   int a = 0, b = 0;
   for (int e = 0; e < 32; ++e) {
@@ -92,15 +94,16 @@ void block_sums_32(DType t, const std::uint8_t* w, const std::uint8_t* x, int* s
   *tx = b;
 }
 
-float dot_levels_scalar(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  const std::size_t bw = dtype_block_bytes(t), bx = sizeof(BlockQ8_0);
-  const bool min = has_min(t);
+template <DType kType>
+float dot_levels_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  const std::size_t bw = dtype_block_bytes(kType), bx = sizeof(BlockQ8_0);
+  const bool min = has_min<kType>();
   float lanes[8] = {};
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint8_t* wb = w + b * bw;
     const std::uint8_t* xb = xq + b * bx;
     int s, tx;
-    block_sums_32(t, wb, xb, &s, &tx);
+    block_sums_32<kType>(wb, xb, &s, &tx);
     const float dx = f16_field(xb);
     float& lane = lanes[b % 8];
     lane = std::fma(static_cast<float>(s), f16_field(wb) * dx, lane);
@@ -109,17 +112,18 @@ float dot_levels_scalar(DType t, const std::uint8_t* w, const std::uint8_t* xq, 
   return sum_lanes(lanes);
 }
 
-double dot_levels_ref(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  const std::size_t bw = dtype_block_bytes(t), bx = sizeof(BlockQ8_0);
+template <DType kType>
+double dot_levels_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  const std::size_t bw = dtype_block_bytes(kType), bx = sizeof(BlockQ8_0);
   double sum = 0.0;
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint8_t* wb = w + b * bw;
     const std::uint8_t* xb = xq + b * bx;
     int s, tx;
-    block_sums_32(t, wb, xb, &s, &tx);
+    block_sums_32<kType>(wb, xb, &s, &tx);
     const double dx = f16_field(xb);
     sum += double{f16_field(wb)} * dx * s;
-    if (has_min(t)) sum += double{f16_field(wb + 2)} * dx * tx;
+    if (has_min<kType>()) sum += double{f16_field(wb + 2)} * dx * tx;
   }
   return sum;
 }
@@ -139,28 +143,28 @@ double dot_q4_0_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t n
   return dot_chunked_ref<BlockQ4_0, block_sum_q4_0>(w, xq, nb);
 }
 float dot_q4_1_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_levels_scalar(DType::Q4_1, w, xq, nb);
+  return dot_levels_scalar<DType::Q4_1>(w, xq, nb);
 }
 double dot_q4_1_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_levels_ref(DType::Q4_1, w, xq, nb);
+  return dot_levels_ref<DType::Q4_1>(w, xq, nb);
 }
 float dot_q5_0_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_levels_scalar(DType::Q5_0, w, xq, nb);
+  return dot_levels_scalar<DType::Q5_0>(w, xq, nb);
 }
 double dot_q5_0_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_levels_ref(DType::Q5_0, w, xq, nb);
+  return dot_levels_ref<DType::Q5_0>(w, xq, nb);
 }
 float dot_q5_1_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_levels_scalar(DType::Q5_1, w, xq, nb);
+  return dot_levels_scalar<DType::Q5_1>(w, xq, nb);
 }
 double dot_q5_1_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_levels_ref(DType::Q5_1, w, xq, nb);
+  return dot_levels_ref<DType::Q5_1>(w, xq, nb);
 }
 float dot_iq4_nl_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_levels_scalar(DType::IQ4_NL, w, xq, nb);
+  return dot_levels_scalar<DType::IQ4_NL>(w, xq, nb);
 }
 double dot_iq4_nl_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_levels_ref(DType::IQ4_NL, w, xq, nb);
+  return dot_levels_ref<DType::IQ4_NL>(w, xq, nb);
 }
 
 }  // namespace ls::kernels::quant_detail

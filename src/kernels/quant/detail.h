@@ -41,7 +41,8 @@ inline float sum_lanes(const float l[8]) {
 //   lane)
 // Nothing happens for blocks past the row (no padding). The result is sum_lanes (the tree above).
 // The levels of one block of those formats, in element order (quant/blocks32.cpp).
-void blocks32_levels(DType t, const std::uint8_t* block, int q[32]);
+template <DType kType>  // Q4_1, Q5_0, Q5_1, IQ4_NL
+void blocks32_levels(const std::uint8_t* block, int q[32]);
 
 // ---- k-quants: 256-element super-blocks (Q8_K activations) ------------------------------------
 

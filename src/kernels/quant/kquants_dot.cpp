@@ -67,9 +67,10 @@ int block_sum_q6_k(const BlockQ6_K& w, const BlockQ8_K& x) {
 // ---- Q5_K, Q3_K, Q2_K --------------------------------------------------------------------------
 
 // Exact integer sums of one K-quant block pair: isum (scaled by d) and msum (by dmin; 0 for Q3_K).
-void block_sums_k(DType t, const std::uint8_t* w, const BlockQ8_K& x, int* isum, int* msum) {
+template <DType kType>
+void block_sums_k(const std::uint8_t* w, const BlockQ8_K& x, int* isum, int* msum) {
   int is = 0, ms = 0;
-  if (t == DType::Q5_K) {
+  if (kType == DType::Q5_K) {
     BlockQ5_K b;
     std::memcpy(&b, w, sizeof b);
     for (int j = 0; j < 8; ++j) {
@@ -87,17 +88,18 @@ void block_sums_k(DType t, const std::uint8_t* w, const BlockQ8_K& x, int* isum,
   } else {
     // Q3_K and Q2_K: 16 sub-blocks of 16; element e = 128h + 32j + l has its 2 low bits in
     // byte 32h + l of qs at bit 2j.
-    const std::size_t qs_at = t == DType::Q3_K ? offsetof(BlockQ3_K, qs) : offsetof(BlockQ2_K, qs);
+    const std::size_t qs_at =
+        kType == DType::Q3_K ? offsetof(BlockQ3_K, qs) : offsetof(BlockQ2_K, qs);
     const std::uint8_t* qs = w + qs_at;
     for (int k = 0; k < 16; ++k) {
       int s = 0;
       for (int i = 0; i < 16; ++i) {
         const int e = 16 * k + i;
         int q = (qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3;
-        if (t == DType::Q3_K && ((w[e % 32] >> (e / 32)) & 1) == 0) q -= 4;  // hmask first
+        if (kType == DType::Q3_K && ((w[e % 32] >> (e / 32)) & 1) == 0) q -= 4;  // hmask first
         s += q * x.qs[e];
       }
-      if (t == DType::Q3_K) {
+      if (kType == DType::Q3_K) {
         const std::uint8_t* sc = w + offsetof(BlockQ3_K, scales);
         const int lo = k < 8 ? sc[k] & 0x0F : sc[k - 8] >> 4;
         is += ((lo | (((sc[8 + k % 4] >> (2 * (k / 4))) & 3) << 4)) - 32) * s;
@@ -113,37 +115,42 @@ void block_sums_k(DType t, const std::uint8_t* w, const BlockQ8_K& x, int* isum,
 }
 
 // Where a K-quant block keeps its f16 d and dmin.
-std::size_t d_at(DType t) {
-  return t == DType::Q5_K ? 0 : t == DType::Q3_K ? offsetof(BlockQ3_K, d) : offsetof(BlockQ2_K, d);
+template <DType kType>
+std::size_t d_at() {
+  return kType == DType::Q5_K   ? 0
+         : kType == DType::Q3_K ? offsetof(BlockQ3_K, d)
+                                : offsetof(BlockQ2_K, d);
 }
 
-float dot_k_scalar(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  const std::size_t bw = dtype_block_bytes(t);
+template <DType kType>
+float dot_k_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  const std::size_t bw = dtype_block_bytes(kType);
   float a = 0.0f, m = 0.0f;
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint8_t* wb = w + b * bw;
     BlockQ8_K xb;
     std::memcpy(&xb, xq + b * sizeof xb, sizeof xb);
     int isum, msum;
-    block_sums_k(t, wb, xb, &isum, &msum);
-    a = std::fma(static_cast<float>(isum), xb.d * f16_field(wb + d_at(t)), a);
-    if (t != DType::Q3_K)
-      m = std::fma(static_cast<float>(msum), xb.d * f16_field(wb + d_at(t) + 2), m);
+    block_sums_k<kType>(wb, xb, &isum, &msum);
+    a = std::fma(static_cast<float>(isum), xb.d * f16_field(wb + d_at<kType>()), a);
+    if (kType != DType::Q3_K)
+      m = std::fma(static_cast<float>(msum), xb.d * f16_field(wb + d_at<kType>() + 2), m);
   }
-  return t == DType::Q3_K ? a : a - m;
+  return kType == DType::Q3_K ? a : a - m;
 }
 
-double dot_k_ref(DType t, const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  const std::size_t bw = dtype_block_bytes(t);
+template <DType kType>
+double dot_k_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
+  const std::size_t bw = dtype_block_bytes(kType);
   double sum = 0.0;
   for (std::size_t b = 0; b < nb; ++b) {
     const std::uint8_t* wb = w + b * bw;
     BlockQ8_K xb;
     std::memcpy(&xb, xq + b * sizeof xb, sizeof xb);
     int isum, msum;
-    block_sums_k(t, wb, xb, &isum, &msum);
-    double v = double{f16_field(wb + d_at(t))} * isum;
-    if (t != DType::Q3_K) v -= double{f16_field(wb + d_at(t) + 2)} * msum;
+    block_sums_k<kType>(wb, xb, &isum, &msum);
+    double v = double{f16_field(wb + d_at<kType>())} * isum;
+    if (kType != DType::Q3_K) v -= double{f16_field(wb + d_at<kType>() + 2)} * msum;
     sum += double{xb.d} * v;
   }
   return sum;
@@ -197,22 +204,22 @@ double dot_q6_k_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t n
 }
 
 float dot_q5_k_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_k_scalar(DType::Q5_K, w, xq, nb);
+  return dot_k_scalar<DType::Q5_K>(w, xq, nb);
 }
 double dot_q5_k_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_k_ref(DType::Q5_K, w, xq, nb);
+  return dot_k_ref<DType::Q5_K>(w, xq, nb);
 }
 float dot_q3_k_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_k_scalar(DType::Q3_K, w, xq, nb);
+  return dot_k_scalar<DType::Q3_K>(w, xq, nb);
 }
 double dot_q3_k_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_k_ref(DType::Q3_K, w, xq, nb);
+  return dot_k_ref<DType::Q3_K>(w, xq, nb);
 }
 float dot_q2_k_scalar(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_k_scalar(DType::Q2_K, w, xq, nb);
+  return dot_k_scalar<DType::Q2_K>(w, xq, nb);
 }
 double dot_q2_k_ref(const std::uint8_t* w, const std::uint8_t* xq, std::size_t nb) {
-  return dot_k_ref(DType::Q2_K, w, xq, nb);
+  return dot_k_ref<DType::Q2_K>(w, xq, nb);
 }
 
 }  // namespace ls::kernels::quant_detail

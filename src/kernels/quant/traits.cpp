@@ -18,19 +18,19 @@ constexpr auto kWholeBlocks = Interleaving::kWholeBlocks;
 
 // clang-format off
 constexpr QuantTraits kTraits[] = {
-  // type          family     activation   quantize / dequantize             scalar dot / double reference     x86: quantize_avx2      tile_avx2         tile_vnni           rows8_avx512          interleaving
-  {DType::Q8_0,   kBlocks32, DType::Q8_0, quantize_row_q8_0,   dequantize_row_q8_0,   dot_q8_0_scalar,   dot_q8_0_ref,   quantize_row_q8_0_avx2, tile_q8_0_avx2,   dot_tile_q8_0_vnni, nullptr,              kWords},
-  {DType::Q4_0,   kBlocks32, DType::Q8_0, quantize_row_q4_0,   dequantize_row_q4_0,   dot_q4_0_scalar,   dot_q4_0_ref,   nullptr,                tile_q4_0_avx2,   nullptr,            nullptr,              kWords},
-  {DType::Q4_1,   kBlocks32, DType::Q8_0, quantize_row_q4_1,   dequantize_row_q4_1,   dot_q4_1_scalar,   dot_q4_1_ref,   nullptr,                tile_q4_1_avx2,   nullptr,            dot_tile_q4_1_avx512, kNone},
-  {DType::Q5_0,   kBlocks32, DType::Q8_0, quantize_row_q5_0,   dequantize_row_q5_0,   dot_q5_0_scalar,   dot_q5_0_ref,   nullptr,                tile_q5_0_avx2,   nullptr,            dot_tile_q5_0_avx512, kWords},
-  {DType::Q5_1,   kBlocks32, DType::Q8_0, quantize_row_q5_1,   dequantize_row_q5_1,   dot_q5_1_scalar,   dot_q5_1_ref,   nullptr,                tile_q5_1_avx2,   nullptr,            dot_tile_q5_1_avx512, kWords},
-  {DType::IQ4_NL, kBlocks32, DType::Q8_0, quantize_row_iq4_nl, dequantize_row_iq4_nl, dot_iq4_nl_scalar, dot_iq4_nl_ref, nullptr,                tile_iq4_nl_avx2, nullptr,            nullptr,              kWords},
-  {DType::Q2_K,   kKQuants,  DType::Q8_K, quantize_row_q2_k,   dequantize_row_q2_k,   dot_q2_k_scalar,   dot_q2_k_ref,   nullptr,                tile_q2_k_avx2,   nullptr,            nullptr,              kNone},
-  {DType::Q3_K,   kKQuants,  DType::Q8_K, quantize_row_q3_k,   dequantize_row_q3_k,   dot_q3_k_scalar,   dot_q3_k_ref,   nullptr,                tile_q3_k_avx2,   nullptr,            nullptr,              kNone},
-  {DType::Q4_K,   kKQuants,  DType::Q8_K, quantize_row_q4_k,   dequantize_row_q4_k,   dot_q4_k_scalar,   dot_q4_k_ref,   nullptr,                tile_q4_k_avx2,   nullptr,            dot_tile_q4_k_avx512, kWholeBlocks},
-  {DType::Q5_K,   kKQuants,  DType::Q8_K, quantize_row_q5_k,   dequantize_row_q5_k,   dot_q5_k_scalar,   dot_q5_k_ref,   nullptr,                tile_q5_k_avx2,   nullptr,            dot_tile_q5_k_avx512, kWholeBlocks},
-  {DType::Q6_K,   kKQuants,  DType::Q8_K, quantize_row_q6_k,   dequantize_row_q6_k,   dot_q6_k_scalar,   dot_q6_k_ref,   nullptr,                tile_q6_k_avx2,   nullptr,            dot_tile_q6_k_avx512, kWholeBlocks},
-  {DType::Q8_K,   kKQuants,  DType::Q8_K, quantize_row_q8_k,   dequantize_row_q8_k,   nullptr,           nullptr,        quantize_row_q8_k_avx2, nullptr,          nullptr,            nullptr,              kNone},
+// type           family     activation   quantize             dequantize             dot_scalar         dot_ref         quantize_avx2           tile_avx2         tile_vnni           rows8_avx512          interleaving  group_avx512
+  {DType::Q8_0,   kBlocks32, DType::Q8_0, quantize_row_q8_0,   dequantize_row_q8_0,   dot_q8_0_scalar,   dot_q8_0_ref,   quantize_row_q8_0_avx2, tile_q8_0_avx2,   dot_tile_q8_0_vnni, nullptr,              kWords,       nullptr},
+  {DType::Q4_0,   kBlocks32, DType::Q8_0, quantize_row_q4_0,   dequantize_row_q4_0,   dot_q4_0_scalar,   dot_q4_0_ref,   nullptr,                tile_q4_0_avx2,   nullptr,            nullptr,              kWords,       nullptr},
+  {DType::Q4_1,   kBlocks32, DType::Q8_0, quantize_row_q4_1,   dequantize_row_q4_1,   dot_q4_1_scalar,   dot_q4_1_ref,   nullptr,                tile_q4_1_avx2,   nullptr,            dot_tile_q4_1_avx512, kNone,        nullptr},
+  {DType::Q5_0,   kBlocks32, DType::Q8_0, quantize_row_q5_0,   dequantize_row_q5_0,   dot_q5_0_scalar,   dot_q5_0_ref,   nullptr,                tile_q5_0_avx2,   nullptr,            dot_tile_q5_0_avx512, kWords,       nullptr},
+  {DType::Q5_1,   kBlocks32, DType::Q8_0, quantize_row_q5_1,   dequantize_row_q5_1,   dot_q5_1_scalar,   dot_q5_1_ref,   nullptr,                tile_q5_1_avx2,   nullptr,            dot_tile_q5_1_avx512, kWords,       nullptr},
+  {DType::IQ4_NL, kBlocks32, DType::Q8_0, quantize_row_iq4_nl, dequantize_row_iq4_nl, dot_iq4_nl_scalar, dot_iq4_nl_ref, nullptr,                tile_iq4_nl_avx2, nullptr,            nullptr,              kWords,       nullptr},
+  {DType::Q2_K,   kKQuants,  DType::Q8_K, quantize_row_q2_k,   dequantize_row_q2_k,   dot_q2_k_scalar,   dot_q2_k_ref,   nullptr,                tile_q2_k_avx2,   nullptr,            nullptr,              kNone,        nullptr},
+  {DType::Q3_K,   kKQuants,  DType::Q8_K, quantize_row_q3_k,   dequantize_row_q3_k,   dot_q3_k_scalar,   dot_q3_k_ref,   nullptr,                tile_q3_k_avx2,   nullptr,            nullptr,              kNone,        nullptr},
+  {DType::Q4_K,   kKQuants,  DType::Q8_K, quantize_row_q4_k,   dequantize_row_q4_k,   dot_q4_k_scalar,   dot_q4_k_ref,   nullptr,                tile_q4_k_avx2,   nullptr,            dot_tile_q4_k_avx512, kWholeBlocks, group_q4_k_avx512},
+  {DType::Q5_K,   kKQuants,  DType::Q8_K, quantize_row_q5_k,   dequantize_row_q5_k,   dot_q5_k_scalar,   dot_q5_k_ref,   nullptr,                tile_q5_k_avx2,   nullptr,            dot_tile_q5_k_avx512, kWholeBlocks, group_q5_k_avx512},
+  {DType::Q6_K,   kKQuants,  DType::Q8_K, quantize_row_q6_k,   dequantize_row_q6_k,   dot_q6_k_scalar,   dot_q6_k_ref,   nullptr,                tile_q6_k_avx2,   nullptr,            dot_tile_q6_k_avx512, kWholeBlocks, group_q6_k_avx512},
+  {DType::Q8_K,   kKQuants,  DType::Q8_K, quantize_row_q8_k,   dequantize_row_q8_k,   nullptr,           nullptr,        quantize_row_q8_k_avx2, nullptr,          nullptr,            nullptr,              kNone,        nullptr},
 };
 // clang-format on
 

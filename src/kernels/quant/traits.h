@@ -33,6 +33,9 @@ using Rows8TileFn = int (*)(const std::uint8_t* w, std::size_t w_stride, int n_r
                             const std::uint8_t* xq, std::size_t x_stride, int n_tok, std::size_t n,
                             float* out, std::size_t out_stride);
 
+using GroupTileFn = void (*)(const std::uint8_t* group, const std::uint8_t* const* xrows, int n_tok,
+                             std::size_t nb, float* out, std::size_t out_stride);
+
 // How interleave.h regroups a type's rows for decode (kNone: read in the file's layout).
 enum class Interleaving : std::uint8_t {
   kNone,
@@ -55,6 +58,7 @@ struct QuantTraits {
   VnniTileFn tile_vnni;         // AVX-512 VNNI, whole tiles of 2 or more tokens (Q8_0)
   Rows8TileFn rows8_avx512;     // AVX-512, groups of 8 rows for 2 or more tokens
   Interleaving interleaving;
+  GroupTileFn group_avx512;  // kWholeBlocks: one interleaved group of 8 rows, 1..8 tokens
 
   bool is_weight() const { return dot_scalar != nullptr; }
   bool is_activation() const { return activation == type; }

@@ -244,17 +244,24 @@ int dot_tile_q5_k_avx512(const std::uint8_t* w, std::size_t w_stride, int n_rows
   return file_rows<true>(w, w_stride, n_rows, xq, x_stride, n_tok, n, out, out_stride);
 }
 
-void group_q45_k_avx512(bool q5, const std::uint8_t* group, const std::uint8_t* const* xrows,
-                        int n_tok, std::size_t nb, float* out, std::size_t out_stride) {
+void group_q4_k_avx512(const std::uint8_t* group, const std::uint8_t* const* xrows, int n_tok,
+                       std::size_t nb, float* out, std::size_t out_stride) {
   using Tile = void (*)(const std::uint8_t*, std::size_t, std::size_t, const std::uint8_t* const*,
                         std::size_t, float*, std::size_t);
-  static constexpr Tile kQ4[8] = {rows8<false, 1>, rows8<false, 2>, rows8<false, 3>,
-                                  rows8<false, 4>, rows8<false, 5>, rows8<false, 6>,
-                                  rows8<false, 7>, rows8<false, 8>};
-  static constexpr Tile kQ5[8] = {rows8<true, 1>, rows8<true, 2>, rows8<true, 3>, rows8<true, 4>,
-                                  rows8<true, 5>, rows8<true, 6>, rows8<true, 7>, rows8<true, 8>};
-  const std::size_t bytes = q5 ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
-  (q5 ? kQ5 : kQ4)[n_tok - 1](group, bytes, 8 * bytes, xrows, nb, out, out_stride);
+  static constexpr Tile kTiles[8] = {rows8<false, 1>, rows8<false, 2>, rows8<false, 3>,
+                                     rows8<false, 4>, rows8<false, 5>, rows8<false, 6>,
+                                     rows8<false, 7>, rows8<false, 8>};
+  kTiles[n_tok - 1](group, sizeof(BlockQ4_K), 8 * sizeof(BlockQ4_K), xrows, nb, out, out_stride);
+}
+
+void group_q5_k_avx512(const std::uint8_t* group, const std::uint8_t* const* xrows, int n_tok,
+                       std::size_t nb, float* out, std::size_t out_stride) {
+  using Tile = void (*)(const std::uint8_t*, std::size_t, std::size_t, const std::uint8_t* const*,
+                        std::size_t, float*, std::size_t);
+  static constexpr Tile kTiles[8] = {rows8<true, 1>, rows8<true, 2>, rows8<true, 3>,
+                                     rows8<true, 4>, rows8<true, 5>, rows8<true, 6>,
+                                     rows8<true, 7>, rows8<true, 8>};
+  kTiles[n_tok - 1](group, sizeof(BlockQ5_K), 8 * sizeof(BlockQ5_K), xrows, nb, out, out_stride);
 }
 
 }  // namespace ls::kernels::quant_detail

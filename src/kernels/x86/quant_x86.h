@@ -70,14 +70,17 @@ LS_AVX512_ROWS8(q5_k);
 LS_AVX512_ROWS8(q6_k);
 #undef LS_AVX512_ROWS8
 
-// One block-interleaved group of 8 Q4_K / Q5_K (q5) or Q6_K rows (interleave.h: block b of row l
-// at (8 b + l) * block bytes from `group`) against n_tok = 1..8 Q8_K activation rows (xrows[t]),
+// One block-interleaved group of 8 Q4_K, Q5_K or Q6_K rows (interleave.h: block b of row l at
+// (8 b + l) * block bytes from `group`) against n_tok = 1..8 Q8_K activation rows (xrows[t]),
 // nb blocks per row: out[l * out_stride + t]. The AVX-512BW tiles above read in another order:
 // the same bits.
-void group_q45_k_avx512(bool q5, const std::uint8_t* group, const std::uint8_t* const* xrows,
-                        int n_tok, std::size_t nb, float* out, std::size_t out_stride);
-void group_q6_k_avx512(const std::uint8_t* group, const std::uint8_t* const* xrows, int n_tok,
-                       std::size_t nb, float* out, std::size_t out_stride);
+#define LS_AVX512_GROUP(name)                                                             \
+  void group_##name##_avx512(const std::uint8_t* group, const std::uint8_t* const* xrows, \
+                             int n_tok, std::size_t nb, float* out, std::size_t out_stride)
+LS_AVX512_GROUP(q4_k);
+LS_AVX512_GROUP(q5_k);
+LS_AVX512_GROUP(q6_k);
+#undef LS_AVX512_GROUP
 
 // Small AVX2 helpers shared by the x86 quantized kernels (callers carry the
 // same target or a superset of it).
@@ -195,8 +198,8 @@ LS_AVX2 inline void k_rows8_block(const std::uint8_t* w0, std::size_t w_stride,
 }
 
 // Runs a row-group tile over the whole groups of 8 rows of [0, n_rows) for n_tok activation rows,
-// kMaxTok tokens per call (tiles[nt - 1] takes nt). Decode does not come here (quant.cpp's tile_simd).
-// Returns the number of rows done (n_rows / 8 * 8); the caller does the rest.
+// kMaxTok tokens per call (tiles[nt - 1] takes nt). Decode does not come here (quant.cpp's
+// tile_simd). Returns the number of rows done (n_rows / 8 * 8); the caller does the rest.
 using RowGroupTile = void (*)(const std::uint8_t* w, std::size_t w_stride,
                               const std::uint8_t* const* xrows, std::size_t nb, float* out,
                               std::size_t out_stride);
