@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
         Sampler sampler(config_of(c), c.sample ? DecodeMode::sample : DecodeMode::greedy,
                         static_cast<std::int32_t>(vocab), 1);
         ChoiceOptions options;
-        options.raw_logprob = logprobs;
+        options.logprobs.wanted = logprobs;
         options.accept = false;
         std::vector<double> ours, reference;
         std::vector<float> work;

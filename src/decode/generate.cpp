@@ -185,7 +185,7 @@ class SamplingRun final : public RunState {
       s.trace.step = s.step;
       s.picked = s.sampler.choose(
           raw, TokenHistory{s.tokens, job_.prompt.size()},
-          {tracing ? &s.trace : nullptr, o.trace_top_n, std::nullopt, true, o.raw_logprobs});
+          {tracing ? &s.trace : nullptr, o.trace_top_n, std::nullopt, true, o.logprobs});
     } catch (...) {
       s.error = std::current_exception();
     }

@@ -21,6 +21,7 @@
 
 #include "decode/generation_config.h"
 #include "decode/logits_source.h"
+#include "decode/logprobs.h"
 #include "decode/trace.h"
 
 namespace ls::decode {
@@ -77,9 +78,11 @@ struct GenerateOptions {
   std::function<void(int sequence, const TokenChoice&)> on_token;
   std::function<void(int sequence, const GenerationResult&)> on_finish;
   int trace_top_n = 5;
-  // Off: no raw log-probabilities (GenerationResult::logprob and TokenChoice::raw_logprob are
-  // 0), one log-sum-exp over the vocabulary less per token. Traces still have them.
-  bool raw_logprobs = true;
+  // The log-probabilities the caller reports. Raw ones unless logprobs.needs_raw() is false
+  // (the server's clients that ask for none, or for processed ones): GenerationResult::logprob
+  // and TokenChoice::raw_logprob are then 0, one log-sum-exp over the vocabulary less per token.
+  // Traces still have them.
+  LogprobRequest logprobs{.wanted = true};
   // Traces (on_step) also carry the router's choice of each step's input token
   // (StepTrace::experts) when the source is a mixture of experts; greedy and sampling only.
   bool expert_routes = false;

@@ -58,7 +58,7 @@ Choice Sampler::choose(std::span<const float> raw, const TokenHistory& history,
     c.token = choose_greedy(work_);
     c.log_sum_exp = log_sum_exp(work_);
   }
-  if (options.raw_logprob || trace != nullptr) {
+  if (options.logprobs.needs_raw() || trace != nullptr) {
     // No stage: the final scores are the raw ones, bit for bit, and so is their log-sum-exp.
     c.raw_log_sum_exp = chain_.empty() ? c.log_sum_exp : log_sum_exp(raw);
     c.raw_logprob = static_cast<double>(raw[c.token]) - c.raw_log_sum_exp;

@@ -13,6 +13,7 @@
 
 #include "decode/chain.h"
 #include "decode/generation_config.h"
+#include "decode/logprobs.h"
 #include "decode/rng.h"
 #include "decode/trace.h"
 
@@ -26,8 +27,9 @@ struct ChoiceOptions {
   std::optional<double> draw;
   bool accept = true;
   // The raw log-probability costs a log-sum-exp over the whole vocabulary; a caller that
-  // reports none (the server without raw logprobs) turns it off: Choice::raw_logprob is then 0.
-  bool raw_logprob = true;
+  // reports none (the server without raw logprobs) asks for none: when logprobs.needs_raw() is
+  // false, Choice::raw_logprob is 0.
+  LogprobRequest logprobs{.wanted = true};
 };
 
 struct Choice {
@@ -35,7 +37,7 @@ struct Choice {
   double raw_logprob = 0;  // log_softmax of the raw scores at the token: the model's view
   double logprob = 0;      // log_softmax of the processed scores: the distribution drawn from
   // The log-sum-exps behind them, for callers that want other tokens' logprobs too (raw: 0
-  // when ChoiceOptions::raw_logprob was off).
+  // when ChoiceOptions::logprobs did not need them).
   double raw_log_sum_exp = 0;
   double log_sum_exp = 0;
   std::optional<double> draw;

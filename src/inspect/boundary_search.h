@@ -40,7 +40,7 @@ struct StepChain {
     decode::ChoiceOptions how;
     how.draw = draw;
     how.accept = false;
-    how.raw_logprob = false;
+    how.logprobs = {};  // none: no raw log-sum-exp
     return s.choose(raw, history, how).token;
   }
   // The final scores (-inf for removed tokens); valid until the next call.

@@ -68,7 +68,7 @@ LensReport lens_report(const LensRequest& q) {
     decode::ChoiceOptions how;
     how.draw = out.draw;
     how.accept = false;
-    how.raw_logprob = false;
+    how.logprobs = {};  // none: no raw log-sum-exp
     choices[l] = sampler.choose(q.rows.subspan(l * V, V), history, how).token;
     const auto fin = sampler.final_scores();
     processed[l].assign(fin.begin(), fin.end());

@@ -99,7 +99,7 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, A
       ResponsesRequest r = parse_responses_request(written, limits_, &responses_);
       if (r.parsed.keep)
         r.parsed.jobs[0].keep = store_.create(r.parsed.jobs[0].prompt, r.parsed.jobs[0].config);
-      const bool logprobs = r.parsed.logprobs;
+      const bool logprobs = r.parsed.logprobs.wanted;
       g = std::make_shared<Generation>(std::move(r.parsed), model_, id, limits_.served_name);
       g->sse =
           r.t.stream;  // the builder streams (parsed.stream) either way: items come from chunks

@@ -428,8 +428,7 @@ NativeRequest parse_native_request(const json& b, const ServerLimits& limits,
       bad(c.order.empty() ? "" : "samplers", e.what());
     }
     job.prompt = ids;
-    job.top_logprobs = r.options.n_probs > 0 ? r.options.n_probs : -1;
-    job.processed_logprobs = r.options.post_sampling;
+    job.logprobs = {r.options.n_probs > 0, r.options.n_probs, r.options.post_sampling};
     r.parsed.jobs.push_back(std::move(job));
     r.parsed.prompt_texts.push_back(limits.model->tokenizer()->decode(ids));
   }

@@ -342,9 +342,9 @@ void read_common(const json& body, ParsedRequest& r, const ServerLimits& limits)
 // after logprobs, which token_ids_logprob needs.
 void read_scoring(const json& body, ParsedRequest& r, const ServerLimits& limits) {
   if (const json* v = field(body, "prompt_logprobs"))
-    r.prompt_logprobs = static_cast<int>(integer(*v, "prompt_logprobs", 0, 20));
+    r.prompt_logprobs = {true, static_cast<int>(integer(*v, "prompt_logprobs", 0, 20))};
   if (const json* v = field(body, "token_ids_logprob")) {
-    if (!r.logprobs)
+    if (!r.logprobs.wanted)
       bad("token_ids_logprob", "'token_ids_logprob' needs 'logprobs' (it adds to their entries)");
     r.token_ids_logprob = token_ids(*v, "token_ids_logprob", limits);
     if (r.token_ids_logprob.empty() || r.token_ids_logprob.size() > 256)
@@ -361,16 +361,18 @@ Job make_job(const json& body, const ParsedRequest& r, std::vector<std::int32_t>
   job.config.num_return_sequences = r.n;
   apply_sampling(body, job.config, limits, prompt.size(), !r.chat);
   job.prompt = std::move(prompt);
-  job.top_logprobs = r.logprobs ? r.top_logprobs : -1;
+  job.logprobs = r.logprobs;
   if (const json* v = field(body, "logprobs_mode")) {
     const std::string& m = string(*v, "logprobs_mode");
     if (m != "raw" && m != "processed")
       bad("logprobs_mode",
           fmt::format("'logprobs_mode' must be \"raw\" or \"processed\", got \"{}\"", m));
-    job.processed_logprobs = m == "processed";
+    job.logprobs.processed = m == "processed";
   }
-  job.prompt_logprobs = (r.echo && r.logprobs) || r.prompt_logprobs >= 0;
-  job.prompt_top_logprobs = std::max(r.echo && r.logprobs ? r.top_logprobs : 0, r.prompt_logprobs);
+  // Echo with logprobs lists the prompt's tokens too; vLLM's prompt_logprobs may want more.
+  const bool echoed = r.echo && r.logprobs.wanted;
+  job.prompt_logprobs = {echoed || r.prompt_logprobs.wanted,
+                         std::max(echoed ? r.logprobs.top : 0, r.prompt_logprobs.top)};
   job.named = r.token_ids_logprob;
   job.trace_top_n = trace_top_n(body);
   job.expert_routes = experts_requested(body, job.trace_top_n);
@@ -543,10 +545,10 @@ ParsedRequest parse_chat_request(const json& body, const ServerLimits& limits,
   ParsedRequest r;
   r.chat = true;
   read_common(body, r, limits);
-  if (const json* v = field(body, "logprobs")) r.logprobs = boolean(*v, "logprobs");
+  if (const json* v = field(body, "logprobs")) r.logprobs.wanted = boolean(*v, "logprobs");
   if (const json* v = field(body, "top_logprobs")) {
-    r.top_logprobs = static_cast<int>(integer(*v, "top_logprobs", 0, 20));
-    if (!r.logprobs) bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+    r.logprobs.top = static_cast<int>(integer(*v, "top_logprobs", 0, 20));
+    if (!r.logprobs.wanted) bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
   }
   read_scoring(body, r, limits);
   const json* messages = field(body, "messages");
@@ -577,8 +579,7 @@ ParsedRequest parse_completion_request(const json& body, const ServerLimits& lim
   r.chat = false;
   read_common(body, r, limits);
   if (const json* v = field(body, "logprobs")) {
-    r.logprobs = true;
-    r.top_logprobs = static_cast<int>(integer(*v, "logprobs", 0, 20));
+    r.logprobs = {true, static_cast<int>(integer(*v, "logprobs", 0, 20))};
   }
   if (const json* v = field(body, "echo")) r.echo = boolean(*v, "echo");
   read_scoring(body, r, limits);

@@ -54,9 +54,9 @@ struct ParsedRequest {
   int n = 1;
   bool stream = false;
   bool include_usage = false;
-  bool logprobs = false;  // return logprobs
-  int top_logprobs = 0;
-  int prompt_logprobs = -1;  // vLLM's prompt_logprobs: top entries per prompt token (-1: off)
+  // Return logprobs (top: 0..20); `processed` is read per job (Job::logprobs, logprobs_mode).
+  decode::LogprobRequest logprobs;
+  decode::LogprobRequest prompt_logprobs;       // vLLM's prompt_logprobs (top: entries per token)
   std::vector<std::int32_t> token_ids_logprob;  // ids whose logprob every step reports
   bool echo = false;
   bool parse_tools = false;  // tools were given: <tool_call> blocks become tool_calls

@@ -139,7 +139,7 @@ json legacy_logprobs(const std::vector<json>& entries) {
 }
 
 json ResponseBuilder::take_logprobs(Choice& c) const {
-  if (!request_.logprobs) return nullptr;
+  if (!request_.logprobs.wanted) return nullptr;
   json out = request_.chat ? json{{"content", c.pending}} : legacy_logprobs(c.pending);
   c.pending.clear();
   return out;
@@ -239,12 +239,12 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
               choice["delta"] = {{"role", "assistant"}, {"content", ""}};
             else
               choice["text"] = request_.echo ? request_.prompt_texts[job] : "";
-            if (!request_.chat && request_.prompt_logprobs >= 0)
+            if (!request_.chat && request_.prompt_logprobs.wanted)
               choice["prompt_logprobs"] = prompt_logprobs_[job];
             list.push_back(choice);
           }
           json c = chunk(list);
-          if (request_.chat && request_.prompt_logprobs >= 0)
+          if (request_.chat && request_.prompt_logprobs.wanted)
             c["prompt_logprobs"] = prompt_logprobs_[job];
           c["logitscope"] = {{"header", header}};
           chunks.push_back(std::move(c));
@@ -252,13 +252,13 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
             for (int j = 0; j < request_.n; ++j)
               choices_[base + j].text = request_.prompt_texts[job];
         } else if constexpr (std::is_same_v<T, PromptLogprobsEvent>) {
-          if (request_.prompt_logprobs >= 0) {
+          if (request_.prompt_logprobs.wanted) {
             json list = json::array({nullptr});  // the first token has none
             for (const auto& t : e.tokens)
-              list.push_back(prompt_logprobs_entry(t, request_.prompt_logprobs));
+              list.push_back(prompt_logprobs_entry(t, request_.prompt_logprobs.top));
             prompt_logprobs_[job] = std::move(list);
           }
-          if (!(request_.echo && request_.logprobs)) return;
+          if (!(request_.echo && request_.logprobs.wanted)) return;
           // Echo: the prompt's tokens first; its first token has no logprob.
           for (int j = 0; j < request_.n; ++j) {
             Choice& c = choices_[base + j];
@@ -269,8 +269,8 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
                 {{"token", first}, {"logprob", nullptr}, {"top", nullptr}, {"offset", 0}});
             offset = code_points(first);
             for (TokenLogprob t : e.tokens) {
-              if (t.top.size() > static_cast<std::size_t>(request_.top_logprobs))
-                t.top.resize(static_cast<std::size_t>(request_.top_logprobs));
+              if (t.top.size() > static_cast<std::size_t>(request_.logprobs.top))
+                t.top.resize(static_cast<std::size_t>(request_.logprobs.top));
               c.logprobs.push_back(logprob_entry(t, offset));
             }
             c.text_chars = offset;
@@ -281,7 +281,7 @@ void ResponseBuilder::apply(std::size_t job, const Event& event, std::vector<jso
           ++c.tokens;
           ++tokens_seen_;
           if (c.reasoning_splitter && !c.answered) ++c.thinking_tokens;
-          if (!request_.logprobs || e.eos) return;
+          if (!request_.logprobs.wanted || e.eos) return;
           json entry = logprob_entry(e.token, c.text_chars);
           c.logprobs.push_back(entry);
           if (request_.stream) c.pending.push_back(std::move(entry));
@@ -368,11 +368,11 @@ json ResponseBuilder::response() const {
         message["tool_calls"] = calls;
       }
       choice["message"] = message;
-      choice["logprobs"] = request_.logprobs ? json{{"content", c.logprobs}} : json(nullptr);
+      choice["logprobs"] = request_.logprobs.wanted ? json{{"content", c.logprobs}} : json(nullptr);
     } else {
       choice["text"] = c.text;
-      choice["logprobs"] = request_.logprobs ? legacy_logprobs(c.logprobs) : json(nullptr);
-      if (request_.prompt_logprobs >= 0)
+      choice["logprobs"] = request_.logprobs.wanted ? legacy_logprobs(c.logprobs) : json(nullptr);
+      if (request_.prompt_logprobs.wanted)
         choice["prompt_logprobs"] = prompt_logprobs_[i / static_cast<std::size_t>(request_.n)];
     }
     choices.push_back(choice);
@@ -380,7 +380,8 @@ json ResponseBuilder::response() const {
   json out = usage_chunk();
   out["object"] = request_.chat ? "chat.completion" : "text_completion";
   out["choices"] = choices;
-  if (request_.chat && request_.prompt_logprobs >= 0) out["prompt_logprobs"] = prompt_logprobs_[0];
+  if (request_.chat && request_.prompt_logprobs.wanted)
+    out["prompt_logprobs"] = prompt_logprobs_[0];
   out["logitscope"] = {{"header", header_}};
   if (!trace_.empty()) out["logitscope"]["trace"] = trace_;
   return out;

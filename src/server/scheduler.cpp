@@ -251,7 +251,7 @@ void Scheduler::admit() {
     r.config = job->job.config;
     auto& o = r.options;
     o.token_bytes = [this](std::int32_t id) { return model_.token_bytes(id); };
-    o.raw_logprobs = job->job.top_logprobs >= 0 && !job->job.processed_logprobs;
+    o.logprobs = job->job.logprobs;
     o.on_header = [job](const decode::RunHeader& h) {
       HeaderEvent e{h, job->cached, ""};
       if (const auto& keep = job->job.keep) {
@@ -273,22 +273,13 @@ void Scheduler::admit() {
     };
     o.on_token = [this, job](int choice, const decode::TokenChoice& c) {
       const Job& j = job->job;
-      TokenEvent e{choice, {c.token, j.processed_logprobs ? c.logprob : c.raw_logprob, {}}, false};
-      if (j.top_logprobs > 0) {
-        // raw_logprobs is on whenever raw logprobs are asked for, so both sums are there.
-        e.token.top = j.processed_logprobs
-                          ? decode::top_logprobs(c.processed, j.top_logprobs, c.log_sum_exp)
-                          : decode::top_logprobs(c.raw, j.top_logprobs, c.raw_log_sum_exp);
-      }
-      if (!j.named.empty()) {
-        const std::span<const float> row = j.processed_logprobs ? c.processed : c.raw;
-        const double lse = j.processed_logprobs ? c.log_sum_exp : c.raw_log_sum_exp;
-        const std::vector<std::int64_t> ranks = decode::ranks_of(row, j.named);
-        for (std::size_t k = 0; k < j.named.size(); ++k) {
-          const auto id = static_cast<std::size_t>(j.named[k]);
-          e.token.named.push_back({j.named[k], static_cast<double>(row[id]) - lse, ranks[k]});
-        }
-      }
+      const bool processed = j.logprobs.processed;
+      TokenEvent e{choice, {c.token, processed ? c.logprob : c.raw_logprob}, false};
+      // The sampler computed the raw log-sum-exp whenever raw logprobs are wanted.
+      if (j.logprobs.wanted)
+        e.token = decode::token_logprob(processed ? c.processed : c.raw,
+                                        processed ? c.log_sum_exp : c.raw_log_sum_exp, c.token,
+                                        j.logprobs.top, false, j.named);
       const auto& eos = j.config.eos_token_id;
       e.eos = std::find(eos.begin(), eos.end(), c.token) != eos.end();
       job->channel->push(job->index, std::move(e));
@@ -332,7 +323,7 @@ struct Scheduler::Owner {
 bool Scheduler::reuse_prefix(Active& a) {
   const auto prompt = std::span<const std::int32_t>(a.job.prompt);
   const std::size_t limit = prompt.size() - 1;  // the last token is always fed
-  if (a.job.prompt_logprobs || options_.prefix_cache_tokens == 0 || limit == 0) {
+  if (a.job.prompt_logprobs.wanted || options_.prefix_cache_tokens == 0 || limit == 0) {
     a.reuse_checked = true;
     return true;
   }
@@ -373,18 +364,13 @@ void Scheduler::advance(const Owner& o, std::span<const decode::Feed> feeds,
       return;
     }
     const decode::Feed& f = feeds[o.first];
-    if (a.job.prompt_logprobs) {
+    if (a.job.prompt_logprobs.wanted) {
       const auto V = static_cast<std::size_t>(engine_.vocab_size());
       for (std::size_t r = 0; r < f.tokens.size(); ++r) {
         const std::span<const float> row = scores[o.first].subspan(r * V, V);
         const std::int32_t next = a.job.prompt[a.prefilled + r + 1];
-        const double lse = decode::log_sum_exp(row);
-        TokenLogprob t{next,
-                       static_cast<double>(row[next]) - lse,
-                       decode::top_logprobs(row, a.job.prompt_top_logprobs, lse),
-                       decode::rank_of(row, next),
-                       {}};
-        a.prompt_logprobs.push_back(std::move(t));
+        a.prompt_logprobs.push_back(decode::token_logprob(row, decode::log_sum_exp(row), next,
+                                                          a.job.prompt_logprobs.top, true));
       }
     }
     a.prefilled += f.tokens.size();
@@ -399,7 +385,7 @@ void Scheduler::run_step() {
   std::vector<Owner> owners;
   std::size_t tokens = 0;
   const auto start_run = [&](Active& a) {
-    if (a.job.prompt_logprobs)
+    if (a.job.prompt_logprobs.wanted)
       a.channel->push(a.index, PromptLogprobsEvent{std::move(a.prompt_logprobs)});
     a.request.cached_prefix = a.prefilled;
     a.run = decode::make_run(deferred_, a.request, a.first_seq);
@@ -422,11 +408,12 @@ void Scheduler::run_step() {
     const std::size_t n = a->job.prompt.size();
     const std::size_t rest = n - a->prefilled;
     // Prompt logprobs need every row's scores: smaller chunks bound that buffer (rows x vocab).
-    const std::size_t cap = a->job.prompt_logprobs ? std::min<std::size_t>(budget, 32) : budget;
+    const std::size_t cap =
+        a->job.prompt_logprobs.wanted ? std::min<std::size_t>(budget, 32) : budget;
     const std::size_t chunk = std::min(cap, n - 1 - a->prefilled);
     // The rest of the prompt fits this step (and needs no rows of scores), or only its last
     // token is left: the run feeds it itself, in this step.
-    if ((!a->job.prompt_logprobs && rest <= budget) || chunk == 0) {
+    if ((!a->job.prompt_logprobs.wanted && rest <= budget) || chunk == 0) {
       start_run(*a);
       run_feeds(*a);
       budget -= rest;
@@ -435,7 +422,7 @@ void Scheduler::run_step() {
     owners.push_back({a.get(), feeds.size(), 1, true});
     feeds.push_back({a->first_seq,
                      std::span<const std::int32_t>(a->job.prompt).subspan(a->prefilled, chunk),
-                     a->job.prompt_logprobs});
+                     a->job.prompt_logprobs.wanted});
     budget -= chunk;
   }
   deferred_.apply();  // a run that ended in its constructor (max_tokens 0) released its sequence

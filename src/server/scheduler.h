@@ -23,6 +23,7 @@
 
 #include "core/thread_pool.h"
 #include "decode/generate.h"
+#include "decode/logprobs.h"
 #include "engine/engine.h"
 #include "engine/loaded_model.h"
 #include "server/generation_store.h"
@@ -36,31 +37,18 @@ struct Job {
   // Validated by the caller. max_new_tokens 0 (completions scoring a prompt): the prompt is
   // prefilled (for its logprobs) and the run ends at once, generating nothing.
   decode::GenerationConfig config;
-  int top_logprobs = -1;            // -1: no logprobs; else top entries per token (0..20)
-  bool processed_logprobs = false;  // logprobs of the distribution drawn from, not the raw one
-  bool prompt_logprobs = false;     // also the prompt's tokens (echo, or prompt_logprobs)
-  int prompt_top_logprobs = 0;      // top entries per prompt token
-  std::vector<std::int32_t> named;  // ids whose logprob and rank every step reports
-  int trace_top_n = 0;              // > 0: every step's stage trace
-  bool expert_routes = false;       // the trace's steps carry the router's choice (MoE)
+  decode::LogprobRequest logprobs;         // of each generated token (top: 0..20)
+  decode::LogprobRequest prompt_logprobs;  // of the prompt's tokens (echo, or prompt_logprobs)
+  std::vector<std::int32_t> named;         // ids whose logprob and rank every step reports
+  int trace_top_n = 0;                     // > 0: every step's stage trace
+  bool expert_routes = false;              // the trace's steps carry the router's choice (MoE)
   // Set: every step's raw logits, token and draw are kept here (the logit microscope).
   std::shared_ptr<KeptGeneration> keep;
 };
 
-// A token's logprob and 1-based rank in one distribution (ties: the lower id first).
-struct RankedLogprob {
-  std::int32_t token = -1;
-  double logprob = 0;
-  std::int64_t rank = 0;
-};
-
-struct TokenLogprob {
-  std::int32_t token = -1;
-  double logprob = 0;
-  std::vector<std::pair<std::int32_t, double>> top;  // best first
-  std::int64_t rank = 0;             // of `token` (prompt tokens only; 0: not computed)
-  std::vector<RankedLogprob> named;  // Job::named, in the order asked
-};
+// rank: prompt tokens only; named: Job::named.
+using decode::RankedLogprob;
+using decode::TokenLogprob;
 
 struct HeaderEvent {
   decode::RunHeader header;

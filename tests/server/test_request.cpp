@@ -158,8 +158,9 @@ TEST_F(RequestTest, GoodRequestsBecomeJobs) {
   EXPECT_EQ(0.5, j.config.temperature);
   EXPECT_EQ(std::vector<std::string>{"x"}, j.config.stop_strings);
   EXPECT_EQ(std::vector<std::int32_t>{42}, j.config.eos_token_id);  // ignore_eos, then 42
-  EXPECT_EQ(3, j.top_logprobs);
-  EXPECT_TRUE(j.processed_logprobs);
+  EXPECT_TRUE(j.logprobs.wanted);
+  EXPECT_EQ(3, j.logprobs.top);
+  EXPECT_TRUE(j.logprobs.processed);
   EXPECT_EQ("request", j.config.source_of("temperature"));
   // The prompt is the chat template's rendering, tokenized.
   EXPECT_NE(r.prompt_texts[0].find("<|im_start|>user\nHello<|im_end|>"), std::string::npos);
@@ -173,7 +174,8 @@ TEST_F(RequestTest, GoodRequestsBecomeJobs) {
       limits());
   ASSERT_EQ(2u, many.jobs.size());
   EXPECT_EQ((std::vector<std::int32_t>{1, 2, 3}), many.jobs[1].prompt);
-  EXPECT_TRUE(many.jobs[0].prompt_logprobs);
+  EXPECT_TRUE(many.jobs[0].prompt_logprobs.wanted);
+  EXPECT_EQ(2, many.jobs[0].prompt_logprobs.top);
   EXPECT_EQ(limits().ctx - static_cast<int>(many.jobs[0].prompt.size()),
             many.jobs[0].config.max_new_tokens);
   // max_tokens 0 (either name) scores a prompt: the config asks for no new token.

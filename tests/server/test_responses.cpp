@@ -158,7 +158,7 @@ TEST_F(ResponsesTest, SamePromptAndSettingsAsTheChatRoute) {
   EXPECT_EQ(0.8, cfg.dry_multiplier);  // the chat route's extensions pass through
   EXPECT_EQ(16, cfg.repeat_last_n);
   EXPECT_EQ(nullptr, cfg.constraint);
-  EXPECT_FALSE(m.parsed.logprobs);
+  EXPECT_FALSE(m.parsed.logprobs.wanted);
   const json& e = m.t.echo;
   EXPECT_EQ(0.5, e["temperature"]);
   EXPECT_EQ(0.9, e["top_p"]);
@@ -214,13 +214,13 @@ TEST_F(ResponsesTest, ToolChoiceTextFormatAndLogprobsMapToTheChatFields) {
   const ResponsesRequest l = parse_responses_request(
       body({{"include", {"message.output_text.logprobs"}}, {"top_logprobs", 3}}), limits(),
       &store_);
-  EXPECT_TRUE(l.parsed.logprobs);
-  EXPECT_EQ(3, l.parsed.top_logprobs);
-  EXPECT_EQ(3, l.parsed.jobs[0].top_logprobs);
+  EXPECT_TRUE(l.parsed.logprobs.wanted);
+  EXPECT_EQ(3, l.parsed.logprobs.top);
+  EXPECT_EQ(3, l.parsed.jobs[0].logprobs.top);
   // top_logprobs alone is echoed but returns nothing: include asks for the logprobs.
   const ResponsesRequest alone =
       parse_responses_request(body({{"top_logprobs", 3}}), limits(), &store_);
-  EXPECT_FALSE(alone.parsed.logprobs);
+  EXPECT_FALSE(alone.parsed.logprobs.wanted);
   EXPECT_EQ(3, alone.t.echo["top_logprobs"]);
 }
 
@@ -386,7 +386,7 @@ TEST_F(ResponsesTest, EncryptedReasoningIsAcceptedAndChangesNothing) {
   const auto asked = parse_responses_request(body({{"include", {"reasoning.encrypted_content"}}}),
                                              limits(512), &store_);
   EXPECT_EQ(plain.parsed.jobs.at(0).prompt, asked.parsed.jobs.at(0).prompt);
-  EXPECT_FALSE(asked.parsed.logprobs);
+  EXPECT_FALSE(asked.parsed.logprobs.wanted);
   EXPECT_EQ(decode::settings_json(plain.parsed.jobs.at(0).config),
             decode::settings_json(asked.parsed.jobs.at(0).config));
 }

@@ -47,7 +47,8 @@ Reply run(const ResponsesRequest& request, const engine::LoadedModel& model,
           const std::vector<std::string>& pieces, decode::FinishReason reason,
           std::optional<std::string> error = std::nullopt) {
   ResponseBuilder b(request.parsed, model, "resp_00000000abcdef12", "tiny", 0);
-  ResponsesStream s("resp_00000000abcdef12", "tiny", 5, request.t.echo, request.parsed.logprobs);
+  ResponsesStream s("resp_00000000abcdef12", "tiny", 5, request.t.echo,
+                    request.parsed.logprobs.wanted);
   std::vector<json> chunks;
   HeaderEvent h;
   h.cached_tokens = 2;
