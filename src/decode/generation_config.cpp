@@ -582,6 +582,14 @@ void set_from_flag(GenerationConfig& config, std::string_view field, std::string
   config.sources[std::string(field)] = "flag";
 }
 
+void set_field(GenerationConfig& config, std::string_view field, const json& value,
+               std::string_view source) {
+  const Field* f = find_field(field);
+  if (!f) fail("unknown generation setting '{}'", field);
+  f->set(config, value, std::string(field));
+  config.sources[std::string(field)] = source;
+}
+
 json settings_json(const GenerationConfig& config) {
   json out = json::object();
   for (const auto& f : fields()) {

@@ -134,6 +134,10 @@ void load_generation_config(GenerationConfig& config, const std::string& path);
 std::string flag_value_error(std::string_view field, std::string_view text);
 // Sets one field from a flag's text, e.g. ("top_p", "0.9"); list fields append on repetition.
 void set_from_flag(GenerationConfig& config, std::string_view field, std::string_view value);
+// Sets one field from a JSON value through the same table (the server's request fields, checked
+// against its own ranges first) and records `source` as where it came from.
+void set_field(GenerationConfig& config, std::string_view field, const nlohmann::json& value,
+               std::string_view source);
 
 // Throws ls::Error for a negative, NaN or out-of-range value, naming its flag or file field.
 void validate(const GenerationConfig& config);

@@ -39,47 +39,47 @@ std::int32_t eos_id_of(const engine::LoadedModel& lm) {
   return ids.size() == 1 ? ids[0] : -1;
 }
 
-// The plain number fields: request name (also the GenerationConfig field), member and range.
+// The plain number fields a request may set, with the API's ranges (OpenAI's, vLLM's,
+// llama-server's); each is the generation_config.json field of the same name, set through
+// decode's one table of fields (decode::set_field), which knows its member and type.
 struct NumberField {
   const char* name;
-  double decode::GenerationConfig::*member;
   double lo, hi;
   bool lo_open;  // the range excludes `lo`
 };
 constexpr NumberField kNumberFields[] = {
-    {"temperature", &decode::GenerationConfig::temperature, 0, 2, false},
-    {"top_p", &decode::GenerationConfig::top_p, 0, 1, true},
-    {"min_p", &decode::GenerationConfig::min_p, 0, 1, false},
-    {"repetition_penalty", &decode::GenerationConfig::repetition_penalty, 0, 10, true},
-    {"presence_penalty", &decode::GenerationConfig::presence_penalty, -2, 2, false},
-    {"frequency_penalty", &decode::GenerationConfig::frequency_penalty, -2, 2, false},
-    {"typical_p", &decode::GenerationConfig::typical_p, 0, 1, true},
+    {"temperature", 0, 2, false},
+    {"top_p", 0, 1, true},
+    {"min_p", 0, 1, false},
+    {"repetition_penalty", 0, 10, true},
+    {"presence_penalty", -2, 2, false},
+    {"frequency_penalty", -2, 2, false},
+    {"typical_p", 0, 1, true},
     // llama-server's: top_n_sigma <= 0, dynatemp_range 0 and xtc_probability 0 turn them off.
-    {"top_n_sigma", &decode::GenerationConfig::top_n_sigma, -1, 100, false},
-    {"dynatemp_range", &decode::GenerationConfig::dynatemp_range, 0, 2, false},
-    {"dynatemp_exponent", &decode::GenerationConfig::dynatemp_exponent, 0, 10, false},
-    {"xtc_probability", &decode::GenerationConfig::xtc_probability, 0, 1, false},
-    {"xtc_threshold", &decode::GenerationConfig::xtc_threshold, 0, 1, false},
+    {"top_n_sigma", -1, 100, false},
+    {"dynatemp_range", 0, 2, false},
+    {"dynatemp_exponent", 0, 10, false},
+    {"xtc_probability", 0, 1, false},
+    {"xtc_threshold", 0, 1, false},
     // llama-server's DRY and mirostat (dry_multiplier 0 and mirostat 0 turn them off).
-    {"dry_multiplier", &decode::GenerationConfig::dry_multiplier, 0, 100, false},
-    {"dry_base", &decode::GenerationConfig::dry_base, 1, 100, false},
-    {"mirostat_tau", &decode::GenerationConfig::mirostat_tau, 0, 100, false},
-    {"mirostat_eta", &decode::GenerationConfig::mirostat_eta, 0, 10, false},
+    {"dry_multiplier", 0, 100, false},
+    {"dry_base", 1, 100, false},
+    {"mirostat_tau", 0, 100, false},
+    {"mirostat_eta", 0, 10, false},
 };
 
-// The integer fields of llama-server's samplers: request name, member, range (hi -1: the
-// context, -2: the vocabulary).
+// The integer fields of llama-server's samplers, as above: name and range (hi -1: the context,
+// -2: the vocabulary).
 struct IntField {
   const char* name;
-  int decode::GenerationConfig::*member;
   std::int64_t lo, hi;
 };
 constexpr IntField kIntFields[] = {
-    {"dry_allowed_length", &decode::GenerationConfig::dry_allowed_length, 0, 1 << 20},
-    {"dry_penalty_last_n", &decode::GenerationConfig::dry_penalty_last_n, -1, -1},
-    {"repeat_last_n", &decode::GenerationConfig::repeat_last_n, -1, -1},
-    {"mirostat", &decode::GenerationConfig::mirostat, 0, 2},
-    {"min_keep", &decode::GenerationConfig::min_keep, 0, -2},
+    {"dry_allowed_length", 0, 1 << 20},
+    {"dry_penalty_last_n", -1, -1},
+    {"repeat_last_n", -1, -1},
+    {"mirostat", 0, 2},
+    {"min_keep", 0, -2},
 };
 
 decode::OrderPreset order_preset(const json& v, const std::string& param) {
@@ -94,10 +94,8 @@ decode::OrderPreset order_preset(const json& v, const std::string& param) {
 void apply_numbers(const json& obj, decode::GenerationConfig& c, std::int64_t vocab,
                    const std::string& prefix) {
   for (const NumberField& f : kNumberFields) {
-    if (const json* v = field(obj, f.name)) {
-      c.*f.member = number(*v, prefix + f.name, f.lo, f.hi, f.lo_open);
-      mark(c, f.name);
-    }
+    if (const json* v = field(obj, f.name))
+      decode::set_field(c, f.name, number(*v, prefix + f.name, f.lo, f.hi, f.lo_open), "request");
   }
   if (const json* v = field(obj, "top_k")) {
     const auto k = integer(*v, prefix + "top_k", -1, vocab);
@@ -113,8 +111,7 @@ void apply_llama_fields(const json& body, decode::GenerationConfig& c, const Ser
       const std::int64_t hi = f.hi == -1   ? limits.ctx
                               : f.hi == -2 ? limits.model->model().config().vocab_size
                                            : f.hi;
-      c.*f.member = static_cast<int>(integer(*v, f.name, f.lo, hi));
-      mark(c, f.name);
+      decode::set_field(c, f.name, integer(*v, f.name, f.lo, hi), "request");
     }
   }
   if (const json* v = field(body, "dry_sequence_breakers")) {
