@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/dot.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 
@@ -113,8 +114,7 @@ void sparse_mlp(const ModelConfig& c, const MoeWeights& m, std::size_t T, Activa
   }
   if (FS == 0) return;
   for (std::size_t t = 0; t < T; ++t) {
-    float z = 0;
-    for (std::size_t d = 0; d < H; ++d) z += a.xn[t * H + d] * m.shared_gate[d];
+    const float z = k::dot_f32(m.shared_gate.data(), &a.xn[t * H], H);  // as a 1-row matmul
     const float s = 1.0f / (1.0f + std::exp(-z));
     float* y = &a.proj[t * H];
     const float* o = &a.shared_out[t * H];
