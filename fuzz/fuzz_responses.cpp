@@ -63,7 +63,7 @@ void run_reply(const ls::server::ResponsesRequest& r, const std::string& reply) 
   using namespace ls::server;
   const auto& model = ls::fuzz::server_model();
   ResponseBuilder b(r.parsed, model, "resp_0000000000000000", "tiny", 0);
-  ResponsesStream s("resp_0000000000000000", "tiny", 0, r.t.echo, r.parsed.logprobs);
+  ResponsesStream s("resp_0000000000000000", "tiny", 0, r.t.echo, r.parsed.logprobs.wanted);
   std::vector<json> chunks;
   b.apply(0, HeaderEvent{}, chunks);
   for (std::size_t i = 0; i < reply.size(); i += 5) {

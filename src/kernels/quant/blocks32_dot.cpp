@@ -12,19 +12,6 @@
 namespace ls::kernels::quant_detail {
 namespace {
 
-template <typename Block>
-Block load_block(const std::uint8_t* p) {
-  Block b;
-  std::memcpy(&b, p, sizeof b);
-  return b;
-}
-
-float f16_field(const std::uint8_t* p) {
-  std::uint16_t h;
-  std::memcpy(&h, p, 2);
-  return f16_to_f32(h);
-}
-
 template <DType kType>
 constexpr bool has_min() {
   return kType == DType::Q5_1 || kType == DType::Q4_1;

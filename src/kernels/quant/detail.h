@@ -6,10 +6,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/quant.h"
 
 namespace ls::kernels::quant_detail {
+
+// A block copied out of the row (rows need no alignment), and an f16 field read as a float.
+template <typename Block>
+inline Block load_block(const std::uint8_t* p) {
+  Block b;
+  std::memcpy(&b, p, sizeof b);
+  return b;
+}
+
+inline float f16_field(const std::uint8_t* p) {
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return f16_to_f32(h);
+}
 
 // ---- 32-element blocks (Q8_0 activations) -----------------------------------------------------
 

@@ -11,19 +11,6 @@
 namespace ls::kernels::quant_detail {
 namespace {
 
-template <typename Block>
-Block load_block(const std::uint8_t* p) {
-  Block b;
-  std::memcpy(&b, p, sizeof b);
-  return b;
-}
-
-float f16_field(const std::uint8_t* p) {
-  std::uint16_t h;
-  std::memcpy(&h, p, 2);
-  return f16_to_f32(h);
-}
-
 // ---- Q4_K, Q6_K ------------------------------------------------------------------------------
 
 // Exact integer sums of one 256-element block pair: isum (scaled by d) and msum (by dmin).
