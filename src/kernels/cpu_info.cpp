@@ -67,6 +67,13 @@ std::vector<std::string> cpu_features() {
 }
 
 namespace {
+// CPUID leaf 0's vendor string is "GenuineIntel" (in EBX, EDX, ECX).
+bool is_intel() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
+  return b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e;  // "Genu" "ineI" "ntel"
+}
+
 std::size_t choose_decode_ahead_bytes() {
   if (const char* env = std::getenv("LS_DECODE_PREFETCH")) {
     char* end = nullptr;
@@ -76,7 +83,8 @@ std::size_t choose_decode_ahead_bytes() {
     return static_cast<std::size_t>(v);
   }
   const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);  // 0 or -1 when unknown
-  return l1d >= 48 * 1024 ? 8192 : 4096;
+  if (l1d < 48 * 1024) return 4096;
+  return is_intel() ? 16384 : 8192;
 }
 }  // namespace
 

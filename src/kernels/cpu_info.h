@@ -19,8 +19,10 @@ std::vector<std::string> cpu_features();
 // How far ahead (bytes) decode's kernels prefetch a stream of weights: far enough to cover the
 // memory's latency at a core's streaming rate, near enough that the lines stay in L1 until used.
 // 4 KiB on CPUs with a 32 KiB L1 (AMD Zen 4), 8 KiB with 48 KiB or more (Zen 5: decode 8-10%
-// faster than at 4 KiB for Q4_0, Q4_K and Q5_K; bench/RESULTS.md). LS_DECODE_PREFETCH=<bytes>
-// sets it (a multiple of 64 from 64 to 65536; anything else throws), for tuning a new machine.
+// faster than at 4 KiB for Q4_0, Q4_K and Q5_K), 16 KiB on Intel ones with 48 KiB (a Xeon with
+// AMX: Q4_K_M decode 16-25% faster than at 8 KiB, Q8_0 unchanged; bench/RESULTS.md).
+// LS_DECODE_PREFETCH=<bytes> sets it (a multiple of 64 from 64 to 65536; anything else throws), for
+// tuning a new machine.
 std::size_t decode_ahead_bytes();
 
 }  // namespace ls::kernels
