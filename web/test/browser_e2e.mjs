@@ -240,6 +240,18 @@ async function stateNotError(page, what) {
   }
 }
 
+// Clicks Generate and waits until the generation has run and ended (idle again, with at least
+// minChips token chips) or failed; a failure throws, naming `what`.
+async function generateAndWait(page, minChips, what) {
+  await armStateWatch(page);
+  await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
+  await page.waitForFunction(
+    (n) => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"
+      && document.querySelectorAll('[data-testid="token"]').length >= n),
+    minChips, { timeout: WAIT });
+  await stateNotError(page, what);
+}
+
 // pred()'s first truthy value, polled for up to WAIT ms (undefined after that).
 async function poll(pred, ms = WAIT) {
   const end = Date.now() + ms;
@@ -571,12 +583,7 @@ async function checkRankRow(page, srv, ids, known) {
   await setValue(page, "top_p", "1");
   await setValue(page, "max_tokens", "4");
   await setValue(page, "prompt", "北京");
-  await armStateWatch(page);
-  await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
-  await page.waitForFunction(
-    () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"),
-    null, { timeout: WAIT });
-  await stateNotError(page, "generate at temperature 2");
+  await generateAndWait(page, 0, "generate at temperature 2");
   const hid = await poll(async () => (await ids()).find((x) => !known.includes(x)));
   const g = hid === undefined ? null : await api(srv, "GET", `/v1/logitscope/generations/${hid}`);
   check("the temperature-2 generation was kept", g?.status === 200, g?.text?.slice(0, 200));
@@ -819,14 +826,7 @@ async function runPage(srv, browser, artifacts) {
     await setValue(page, "prompt", PROMPT);
     const promptValue = await page.locator('[data-testid="prompt"]').first().inputValue().catch(() => null);
     check("the prompt box holds the Chinese prompt", promptValue === PROMPT, promptValue);
-    await armStateWatch(page);
-    await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
-    await page.waitForFunction(
-      () => document.body.dataset.state === "error" || (window.__lsSawGenerating
-        && document.body.dataset.state === "idle"
-        && document.querySelectorAll('[data-testid="token"]').length >= 4),
-      null, { timeout: WAIT });
-    await stateNotError(page, "generate");
+    await generateAndWait(page, 4, "generate");
     const chips = await page.$$eval('[data-testid="token"]', (els) => els.map((e) => ({
       step: e.getAttribute("data-step"), prob: e.getAttribute("data-prob"), id: e.getAttribute("data-id"),
       text: e.textContent,
@@ -1079,13 +1079,7 @@ async function runKeyPage(srv, browser, artifacts) {
     await setValue(page, "max_tokens", String(KEY_TOKENS));
     await setValue(page, "seed", SEED);
     await setValue(page, "prompt", PROMPT);
-    await armStateWatch(page);
-    await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
-    await page.waitForFunction(
-      () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"
-        && document.querySelectorAll('[data-testid="token"]').length >= 1),
-      null, { timeout: WAIT });
-    await stateNotError(page, "generate with the API key");
+    await generateAndWait(page, 1, "generate with the API key");
     const chips = await page.locator('[data-testid="token"]').count();
     check(`1..${KEY_TOKENS} token chips after generating with max_tokens ${KEY_TOKENS}`, chips >= 1 && chips <= KEY_TOKENS, chips);
     const gen = requests.find((r) => r.saved && r.method === "POST" && /\/v1\/(chat\/)?completions$/.test(r.url));
@@ -1130,13 +1124,7 @@ async function runSidePage(srv, browser) {
     await setValue(page, "seed", SEED);
     await setValue(page, "mode", "raw");
     await setValue(page, "prompt", "Hello"); // the two tiny models' top-1s differ at 3 of its 6 steps
-    await armStateWatch(page);
-    await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
-    await page.waitForFunction(
-      () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"
-        && document.querySelectorAll('[data-testid="token"]').length >= 1),
-      null, { timeout: WAIT });
-    await stateNotError(page, "generate with a model B");
+    await generateAndWait(page, 1, "generate with a model B");
     check("nothing was compared before the button", sideAsks.length === 0, sideAsks);
     await page.locator('[data-testid="side-compare"]').first().click({ timeout: WAIT });
     await page.waitForSelector('[data-testid="side-summary"]', { timeout: WAIT });
@@ -1223,13 +1211,7 @@ async function runMoePage(srv, browser, artifacts, modelDir) {
     await setValue(page, "seed", SEED);
     await setValue(page, "mode", "raw");
     await setValue(page, "prompt", PROMPT);
-    await armStateWatch(page);
-    await page.locator('[data-testid="generate"]').first().click({ timeout: WAIT });
-    await page.waitForFunction(
-      () => document.body.dataset.state === "error" || (window.__lsSawGenerating && document.body.dataset.state === "idle"
-        && document.querySelectorAll('[data-testid="token"]').length >= 1),
-      null, { timeout: WAIT });
-    await stateNotError(page, "generate on the MoE model");
+    await generateAndWait(page, 1, "generate on the MoE model");
     const post = posts[0];
     check("the page asked for the router's choice (logitscope.experts true, with trace and keep)",
           post?.body?.logitscope?.experts === true && post.body.logitscope.trace > 0 && post.body.logitscope.keep === true,
