@@ -187,12 +187,12 @@ TEST(Interleave, KQuantBlocksEqualScalarBits) {
 void direct(bool vnni) {
   for (DType t : kTypes)
     for (std::size_t cols : kCols)
-      for (int tok : {1, 2, 3, 4, 5, 6, 7}) {
-        const Case c = make_case(t, 16, cols, tok, static_cast<unsigned>(cols * 3 + tok));
+      for (int tok : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11}) {
+        const Case c = make_case(t, 24, cols, tok, static_cast<unsigned>(cols * 3 + tok));
         std::vector<k::ActBlock> xb(cols / 32 * tok);
         k::prepare_act_blocks(c.x.data(), c.x_bytes + 6, tok, cols, xb.data());
         std::vector<float> out(c.rows * tok, -1.0f);
-        const k::InterleavedArgs a{t,    c.wi.data(), 2, c.x.data(), c.x_bytes + 6, xb.data(), tok,
+        const k::InterleavedArgs a{t,    c.wi.data(), 3, c.x.data(), c.x_bytes + 6, xb.data(), tok,
                                    cols, out.data(),  1, c.rows};
         (vnni ? k::interleaved_vnni : k::interleaved_avx2)(a);
         expect_scalar_bits(c, out, 1, c.rows, vnni ? "vnni" : "avx2");
