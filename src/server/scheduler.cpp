@@ -333,10 +333,13 @@ bool Scheduler::reuse_prefix(Active& a) {
   for (const auto& other : active_) {
     if (other.get() == &a) break;  // only jobs admitted before this one
     const std::size_t common = std::min(common_prefix(other->job.prompt, prompt), limit);
-    if (common < options_.min_shared_tokens || common <= shared) continue;
+    if (common <= shared) continue;
     // A run that has not fed its prompt yet does so in this step; a prefill in chunks is on
-    // its way: either way, wait for it rather than compute the same positions beside it.
-    if (!other->prompt_in_kv && (other->run || other->prefilled < common)) return false;
+    // its way: either way, for a long enough shared part, wait for it rather than compute the
+    // same positions beside it (else take what it holds already).
+    if (!other->prompt_in_kv && (other->run || other->prefilled < common) &&
+        common >= options_.min_shared_tokens)
+      return false;
     const std::size_t held =
         other->run ? std::min<std::size_t>(
                          common, static_cast<std::size_t>(engine_.length(other->first_seq)))
@@ -344,7 +347,9 @@ bool Scheduler::reuse_prefix(Active& a) {
     if (held > shared) source = other->first_seq, shared = held;
   }
   a.reuse_checked = true;
-  if (shared < options_.min_shared_tokens) return true;
+  // KV already computed is reused however short (a fork shares its blocks): a short chat
+  // prompt sent again, as a crowd of clients does, is then one token to feed, not all of it.
+  if (shared == 0) return true;
   engine_.fork(source, a.first_seq);
   engine_.truncate(a.first_seq, static_cast<std::int64_t>(shared));
   a.prefilled = a.cached = shared;
@@ -473,7 +478,7 @@ void Scheduler::run_step() {
     Active& a = *o.job;
     if (!a.run || a.prompt_in_kv) continue;
     a.prompt_in_kv = true;
-    if (a.job.prompt.size() >= options_.min_shared_tokens &&
+    if (a.job.prompt.size() >= 2 &&
         engine_.length(a.first_seq) >= static_cast<std::int64_t>(a.job.prompt.size()))
       cache_.remember(a.job.prompt, a.first_seq);
   }

@@ -108,7 +108,7 @@ struct SchedulerOptions {
   int queue = 64;         // sequences that may wait for room beyond `parallel`
   int step_tokens = 256;  // tokens per batched step (decode tokens + prefill chunks)
   std::size_t prefix_cache_tokens = 4096;  // cached prompt positions kept (0: no reuse)
-  std::size_t min_shared_tokens = 16;      // a shorter common prefix is prefilled again
+  std::size_t min_shared_tokens = 16;      // a job waits a step for another computing this many
 };
 
 struct SchedulerStats {

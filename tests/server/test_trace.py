@@ -163,6 +163,18 @@ def test_prefix_reuse(cached, plain):
     c.check("four concurrent requests each equal the server without reuse",
             all(answer(got.get(i)) == want[i] for i in range(2, 6) if got.get(i) is not None)
             and len(got) == 4, {i: got[i].json["usage"] for i in got})
+    # A short prompt (under the 16 tokens a request would wait for) sent again: its KV is
+    # already there, so all but its last token are reused, as a crowd resending short chats gets.
+    short = {**chat("Hi", 7), "messages": [{"role": "system", "content": ""},
+                                           {"role": "user", "content": "Hi"}]}
+    want_short = answer(plain.request("POST", "/v1/chat/completions", short))
+    once = cached.request("POST", "/v1/chat/completions", short)
+    again = cached.request("POST", "/v1/chat/completions", short)
+    n = again.json["usage"]["prompt_tokens"]
+    c.check("a short prompt (under 16 tokens) sent again reuses all but its last token",
+            n < 16 and again.json["usage"]["prompt_tokens_details"]["cached_tokens"] == n - 1,
+            again.json["usage"])
+    c.check("both equal the server without reuse", answer(once) == want_short and answer(again) == want_short)
     m = cached.metrics()
     c.check("metrics: logitscope_prompt_tokens_cached_total counts the reused tokens",
             m.get("logitscope_prompt_tokens_cached_total", 0) >= shared, m.get("logitscope_prompt_tokens_cached_total"))
