@@ -214,6 +214,7 @@ void run_bench(BenchOptions& o) {
         {"simd", kernels::simd_target_name()},
         {"quant_kernels", kernels::quant_simd_name()},
         {"decode_prefetch_bytes", kernels::decode_ahead_bytes()},
+        {"decode_prefetch_level", kernels::decode_prefetch_to_l2() ? "l2" : "l1"},
         {"bf16_activations", o.model.bf16_activations},
         {"bf16_kernel", kernels::bf16_dot_kernel()},
         {"prompt_tokens", o.prompt_tokens},
@@ -245,10 +246,12 @@ void run_bench(BenchOptions& o) {
     features += (features.empty() ? "" : " ") + f;
   fmt::print("cpu              {} ({})\n", kernels::cpu_model_name(), features);
   fmt::print(
-      "machine          {} threads, SIMD {} (quantized: {}; decode prefetch {} bytes ahead), read "
+      "machine          {} threads, SIMD {} (quantized: {}; decode prefetch {} bytes ahead into "
+      "{}), read "
       "bandwidth {:.1f}-{:.1f} GB/s (the weights read {} times beside decode)\n",
       pool.size(), kernels::simd_target_name(), kernels::quant_simd_name(),
-      kernels::decode_ahead_bytes(), worst_bw, best_bw, readings);
+      kernels::decode_ahead_bytes(), kernels::decode_prefetch_to_l2() ? "L2" : "L1", worst_bw,
+      best_bw, readings);
   if (o.model.bf16_activations)
     fmt::print("bf16 activations on: BF16 matrices multiply bf16-rounded inputs ({} kernel)\n",
                kernels::bf16_dot_kernel());

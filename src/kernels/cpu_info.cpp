@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <string_view>
 
 #include "core/error.h"
 
@@ -86,11 +87,24 @@ std::size_t choose_decode_ahead_bytes() {
   if (l1d < 48 * 1024) return 4096;
   return is_intel() ? 16384 : 8192;
 }
+bool choose_prefetch_to_l2() {
+  if (const char* env = std::getenv("LS_DECODE_PREFETCH_LEVEL")) {
+    const std::string_view v = env;
+    if (v != "l1" && v != "l2") fail("LS_DECODE_PREFETCH_LEVEL: expected l1 or l2, got '{}'", env);
+    return v == "l2";
+  }
+  return is_intel();
+}
 }  // namespace
 
 std::size_t decode_ahead_bytes() {
   static const std::size_t bytes = choose_decode_ahead_bytes();
   return bytes;
+}
+
+bool decode_prefetch_to_l2() {
+  static const bool l2 = choose_prefetch_to_l2();
+  return l2;
 }
 
 }  // namespace ls::kernels

@@ -25,4 +25,11 @@ std::vector<std::string> cpu_features();
 // tuning a new machine.
 std::size_t decode_ahead_bytes();
 
+// Whether decode's prefetches fill L2 only (prefetcht2) rather than L1 too (prefetcht0). On Intel
+// CPUs L2: the lines arrive in time either way, and the L1 fill buffers stay free for the loads
+// (a Xeon with AMX, 16 KiB ahead: Q4_K_M decode of a Qwen3-30B-A3B shape 52-53 -> 58-62 tok/s,
+// Q4_0 77-78 -> 84-85, Q8_0 49-51 -> 51-54; bench/RESULTS.md); AMD ones keep L1, as tuned there.
+// LS_DECODE_PREFETCH_LEVEL=l1 or l2 sets it (anything else throws).
+bool decode_prefetch_to_l2();
+
 }  // namespace ls::kernels

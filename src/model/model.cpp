@@ -49,9 +49,10 @@ Model::Model(std::string path, ModelConfig config, formats::TensorStore store,
         path_, n, config_.model_type, config_.num_hidden_layers, config_.head_dim);
   }
   if (options.repack) repacked_bytes_ = repack_weights(weights_, repacked_, options.huge_pages);
-  // Read here, on the caller's thread: a bad LS_DECODE_PREFETCH is a load error, not a throw
-  // from the first product's worker threads.
+  // Read here, on the caller's thread: a bad LS_DECODE_PREFETCH(_LEVEL) is a load error, not a
+  // throw from the first product's worker threads.
   kernels::decode_ahead_bytes();
+  kernels::decode_prefetch_to_l2();
   if (options.bf16_activations) {
     const auto mark = [](TensorView& t) { t.bf16_activations = t.dtype == DType::BF16; };
     mark(weights_.lm_head);

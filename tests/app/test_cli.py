@@ -455,6 +455,19 @@ def main():
         ok(f"LS_DECODE_PREFETCH={bad!r} refused", r.returncode == 1 and "LS_DECODE_PREFETCH" in r.stderr
            and "multiple of 64" in r.stderr and "terminate" not in r.stderr, (r.returncode, r.stderr[-300:]))
 
+    # LS_DECODE_PREFETCH_LEVEL: where those prefetches put the lines (l1 or l2), reported by bench;
+    # anything else is an error at load naming the variable.
+    for level in ("l1", "l2"):
+        r = run(["bench", "--model", model, "--prompt-tokens", "4", "--gen-tokens", "1", "--threads", "2", "--json"],
+                env=dict(os.environ, LS_DECODE_PREFETCH_LEVEL=level))
+        ok(f"LS_DECODE_PREFETCH_LEVEL={level} is used",
+           r.returncode == 0 and json.loads(r.stdout)["decode_prefetch_level"] == level,
+           (r.returncode, r.stdout[-200:], r.stderr[-200:]))
+    r = run(["bench", "--model", model, "--prompt-tokens", "4", "--gen-tokens", "1", "--threads", "2"],
+            env=dict(os.environ, LS_DECODE_PREFETCH_LEVEL="l3"))
+    ok("LS_DECODE_PREFETCH_LEVEL='l3' refused", r.returncode == 1 and "LS_DECODE_PREFETCH_LEVEL" in r.stderr
+       and "expected l1 or l2" in r.stderr and "terminate" not in r.stderr, (r.returncode, r.stderr[-300:]))
+
     # bench --json has every figure, each a positive number.
     r = run(["bench", "--model", model, "--prompt-tokens", "8", "--gen-tokens", "4", "--threads", "1", "--json"])
     assert r.returncode == 0, r.stderr

@@ -118,6 +118,15 @@ LS_AVX2 inline __m256 gather_scales(const std::uint8_t* p) {
   return _mm256_cvtph_ps(_mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a)));
 }
 
+// One line of a decode stream, into L2 or L1 as decode_prefetch_to_l2() chose for this CPU.
+inline void prefetch_decode(const void* p) {
+  static const bool l2 = decode_prefetch_to_l2();
+  if (l2)
+    _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T2);
+  else
+    _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0);
+}
+
 LS_AVX2 inline __m256i load256(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
@@ -126,8 +135,7 @@ LS_AVX2 inline __m256i load256(const void* p) {
 // the kernel reaches a few blocks later (cpu_info.h says how far on each CPU).
 // The lines of [p + ahead, + bytes), into L1.
 inline void prefetch_ahead(const std::uint8_t* p, std::size_t ahead, std::size_t bytes) {
-  for (std::size_t i = 0; i < bytes; i += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(p + ahead + i), _MM_HINT_T0);
+  for (std::size_t i = 0; i < bytes; i += 64) prefetch_decode(p + ahead + i);
 }
 
 LS_AVX2 inline __m128i load128(const void* p) {
