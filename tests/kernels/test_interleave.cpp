@@ -183,11 +183,12 @@ TEST(Interleave, KQuantBlocksEqualScalarBits) {
 
 // The AVX2 and VNNI kernels called directly (LS_QUANT_SIMD may steer the dispatch away from one),
 // each skipped, saying so, where the CPU lacks it.
-// One to seven tokens (VNNI: a pair in one register, two pairs at once, and what is left).
+// 1 to 19 tokens (VNNI: 2, 4, 8 or 16 against two groups, an odd group in pairs; AVX2: 8 or
+// 4 at once for Q8_0 and IQ4_NL, pairs for the nibble types) and 3 groups (a pair and one more).
 void direct(bool vnni) {
   for (DType t : kTypes)
     for (std::size_t cols : kCols)
-      for (int tok : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11}) {
+      for (int tok : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 16, 19}) {
         const Case c = make_case(t, 24, cols, tok, static_cast<unsigned>(cols * 3 + tok));
         std::vector<k::ActBlock> xb(cols / 32 * tok);
         k::prepare_act_blocks(c.x.data(), c.x_bytes + 6, tok, cols, xb.data());
