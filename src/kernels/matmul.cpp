@@ -180,6 +180,16 @@ void run_jobs(const Job* jobs, std::size_t n, std::size_t total, std::size_t gra
       grain, serial_prologue ? 0 : units, prologue);
 }
 
+// Interleaved weights split in pairs of groups (16 rows) where every product but the last starts
+// on one: the multi-token VNNI kernels take two groups at once, and a thread's odd last group
+// runs the slower one-group kernel.
+std::size_t pair_grain(const Job* jobs, std::size_t n, std::size_t grain) {
+  if (grain != kInterleave) return grain;
+  for (std::size_t i = 0; i + 1 < n; ++i)
+    if (jobs[i].rows % (2 * kInterleave) != 0) return grain;
+  return 2 * kInterleave;
+}
+
 }  // namespace
 
 void matmul(const TensorView& w, std::span<const float> x, int n_tokens, std::span<float> y,
@@ -212,6 +222,7 @@ void matmul_set(std::span<const MatmulProduct> products, std::span<const float> 
            jobs[0].w->name, jobs[0].cols, jobs[i].w->name, jobs[i].cols);
     if (jobs[i].w->interleaved != 0) grain = kInterleave;
   }
+  grain = pair_grain(jobs, products.size(), grain);
   for (std::size_t i = 0; i + 1 < products.size(); ++i)
     if (jobs[i].rows % grain != 0) return one_by_one();
   if (scratch.forms.size() < products.size()) scratch.forms.resize(products.size());
@@ -258,6 +269,7 @@ void matmul_grouped(std::span<const GroupedProduct> products, ThreadPool& pool,
     jobs[i].t_count = static_cast<std::size_t>(p.n_tokens);
     if (jobs[i].w->interleaved != 0) grain = kInterleave;
   }
+  grain = pair_grain(jobs.data(), n, grain);
   // Threads split rows in multiples of the grain: every product but the last must start on one.
   for (std::size_t i = 0; i + 1 < n; ++i)
     if (jobs[i].rows % grain != 0) {
