@@ -192,11 +192,17 @@ void direct(bool vnni) {
         const Case c = make_case(t, 24, cols, tok, static_cast<unsigned>(cols * 3 + tok));
         std::vector<k::ActBlock> xb(cols / 32 * tok);
         k::prepare_act_blocks(c.x.data(), c.x_bytes + 6, tok, cols, xb.data());
-        std::vector<float> out(c.rows * tok, -1.0f);
-        const k::InterleavedArgs a{t,    c.wi.data(), 3, c.x.data(), c.x_bytes + 6, xb.data(), tok,
-                                   cols, out.data(),  1, c.rows};
-        (vnni ? k::interleaved_vnni : k::interleaved_avx2)(a);
-        expect_scalar_bits(c, out, 1, c.rows, vnni ? "vnni" : "avx2");
+        // Both output layouts: rows of a token side by side (matmul's y), and tokens of a row.
+        for (const bool row_major : {true, false}) {
+          const std::size_t row_stride = row_major ? 1 : static_cast<std::size_t>(tok);
+          const std::size_t tok_stride = row_major ? c.rows : 1;
+          std::vector<float> out(c.rows * tok, -1.0f);
+          const k::InterleavedArgs a{t,         c.wi.data(), 3,    c.x.data(), c.x_bytes + 6,
+                                     xb.data(), tok,         cols, out.data(), row_stride,
+                                     tok_stride};
+          (vnni ? k::interleaved_vnni : k::interleaved_avx2)(a);
+          expect_scalar_bits(c, out, row_stride, tok_stride, vnni ? "vnni" : "avx2");
+        }
       }
 }
 
