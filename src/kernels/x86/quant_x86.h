@@ -133,7 +133,7 @@ LS_AVX2 inline __m256i load256(const void* p) {
 // Decode's software prefetch over a stream of weight blocks: each block asks for the bytes
 // decode_ahead_bytes() further on (interleave_simd.inc explains why a distance in bytes), which
 // the kernel reaches a few blocks later (cpu_info.h says how far on each CPU).
-// The lines of [p + ahead, + bytes), into L1.
+// The lines of [p + ahead, + bytes), into L2 or L1 (prefetch_decode).
 inline void prefetch_ahead(const std::uint8_t* p, std::size_t ahead, std::size_t bytes) {
   for (std::size_t i = 0; i < bytes; i += 64) prefetch_decode(p + ahead + i);
 }
